@@ -1,0 +1,44 @@
+"""Paper -> chunks with character offsets into the abstract, sized for the embedder's window."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from llama_index.core.node_parser import SentenceSplitter
+
+from rag.types import Chunk, Paper
+
+
+def make_splitter(chunk_size: int, chunk_overlap: int) -> SentenceSplitter:
+    return SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+
+
+def chunk_id(paper_id: str, text: str) -> str:
+    return f"{paper_id}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def content_hash(paper: Paper, *settings) -> str:
+    """Changes when anything that shapes the stored chunks or their metadata changes."""
+    payload = [paper.text, paper.title, paper.decision, paper.authors, paper.primary_area,
+               paper.source_file, paper.index, *settings]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
+def chunk_paper(paper: Paper, splitter: SentenceSplitter) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    pos = 0
+    for piece in splitter.split_text(paper.text):
+        start = paper.text.find(piece, pos)
+        if start < 0:  # the splitter normalised whitespace; fall back to a search from the top
+            start = paper.text.find(piece)
+        if start < 0:
+            raise ValueError(f"chunk of {paper.paper_id} not found in its abstract")
+        end = start + len(piece)
+        chunks.append(Chunk(chunk_id(paper.paper_id, f"{start}:{piece}"), paper.paper_id, piece, start, end))
+        pos = start + 1
+    return chunks
+
+
+def embed_text(chunk: Chunk, paper: Paper) -> str:
+    """What the embedder and BM25 see: the title gives every chunk its paper's topic."""
+    return f"{paper.title}\n{chunk.text}" if paper.title else chunk.text

@@ -1,0 +1,202 @@
+"""Grounding: split sentences -> support judge -> bind/verify [n] -> citations with offsets.
+
+The judge is model-free apart from the packaged embedder: cosine similarity blended with lexical
+overlap of content words, and a hard rule that numbers and named methods in a claim must appear
+in the evidence. Thresholds live in Settings and are calibrated on eval/questions.jsonl.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.types import Citation, Hit, Sentence
+
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
+_MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
+_STOP: frozenset[str] | None = None
+
+
+def stopwords() -> frozenset[str]:
+    global _STOP
+    if _STOP is None:
+        from llama_index.core.utils import globals_helper
+
+        extra = {"paper", "papers", "abstract", "abstracts", "propose", "proposes", "proposed", "study",
+                 "work", "method", "approach", "also", "using", "use", "used", "uses", "new", "show", "shows"}
+        _STOP = frozenset(globals_helper.stopwords) | extra
+    return _STOP
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of `text`; abbreviations like "e.g." and "et al." don't split."""
+    spans, start = [], 0
+    for m in _SENT_END.finditer(text):
+        if _ABBREV.search(text[start : m.start()]):
+            continue
+        if text[start : m.start()].strip():
+            spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return spans
+
+
+def split_markers(sentence: str) -> tuple[str, list[int]]:
+    """'Foo bar [1][3].' -> ('Foo bar.', [1, 3])."""
+    nums = [int(n) for m in _MARKER.finditer(sentence) for n in re.split(r"[,;]\s*", m.group(1))]
+    clean = _MARKER.sub("", sentence).strip()
+    clean = re.sub(r"\s+([.,;:!?])", r"\1", clean)
+    return clean, nums
+
+
+def _norm(w: str) -> str:
+    w = w.lower()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def content_words(text: str) -> set[str]:
+    stop = stopwords()
+    return {_norm(w) for w in _WORD.findall(text) if w.lower() not in stop and len(w) > 1}
+
+
+def key_terms(text: str) -> set[str]:
+    """Numbers and named methods (CamelCase, ALLCAPS, digits inside) that evidence must contain."""
+    terms = set(_NUMBER.findall(text))
+    for i, w in enumerate(re.findall(r"[A-Za-z][A-Za-z0-9\-]+", text)):
+        if (sum(ch.isupper() for ch in w) >= 2 or any(ch.isdigit() for ch in w)) and w.lower() not in stopwords():
+            terms.add(w.lower())
+    return terms
+
+
+@dataclass
+class Evidence:
+    paper_n: int  # 1-based position of the paper among the sources
+    hit: Hit
+    start: int
+    end: int
+    text: str
+    words: set[str]
+    vec: np.ndarray
+
+
+class Judge:
+    """Scores how well an evidence sentence supports a claim, in [0, 1]."""
+
+    def __init__(self, embedder, cos_weight: float = 0.5):
+        self.embedder = embedder
+        self.cos_weight = cos_weight
+        self._cache: dict[str, np.ndarray] = {}
+
+    def vectors(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for t, v in zip(missing, self.embedder.encode(missing)):
+                self._cache[t] = np.asarray(v, dtype=np.float32)
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+    def evidence(self, hits: list[Hit]) -> list[Evidence]:
+        items = []
+        for n, h in enumerate(hits, start=1):
+            for a, b in sentence_spans(h.paper.text):
+                items.append((n, h, a, b, h.paper.text[a:b]))
+        vecs = self.vectors([t for *_, t in items])
+        return [Evidence(n, h, a, b, t, content_words(t), v) for (n, h, a, b, t), v in zip(items, vecs)]
+
+    def scores(self, claim: str, evidence: list[Evidence]) -> np.ndarray:
+        """Support score of `claim` against every evidence sentence."""
+        if not evidence:
+            return np.zeros(0)
+        cvec = self.vectors([claim])[0]
+        cos = np.stack([e.vec for e in evidence]) @ cvec
+        words = content_words(claim)
+        terms = key_terms(claim)
+        out = np.empty(len(evidence))
+        for i, e in enumerate(evidence):
+            lex = len(words & e.words) / len(words) if words else 0.0
+            s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
+            if terms and not terms <= ({_norm(w) for w in e.words} | {w.lower() for w in e.words} | set(_NUMBER.findall(e.text))):
+                s *= 0.5  # a number or named method the evidence lacks: not this sentence's claim
+            out[i] = s
+        return out
+
+
+def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False):
+    """Verify each answer sentence and bind its citations to the sources that support it.
+
+    Returns (answer text with renumbered markers, sentences, citations).
+    """
+    evidence = judge.evidence(hits)
+    pieces = [answer_text[a:b] for a, b in sentence_spans(answer_text)]
+    numbering: dict[int, int] = {}  # source position -> final [n]
+    best_for: dict[int, tuple[float, Evidence]] = {}
+    spans_for: dict[int, set[tuple[int, int]]] = {}
+    sentences: list[Sentence] = []
+    for piece in pieces:
+        text, cited = split_markers(piece)
+        if not text or not re.search(r"[A-Za-z]", text):
+            continue
+        sc = judge.scores(text, evidence)
+        per_paper: dict[int, tuple[float, Evidence]] = {}
+        for s, e in zip(sc, evidence):
+            if s > per_paper.get(e.paper_n, (-1.0, None))[0]:
+                per_paper[e.paper_n] = (float(s), e)
+        top = max((v[0] for v in per_paper.values()), default=0.0)
+        supporting = {n for n, (s, _) in per_paper.items() if s >= threshold}
+        keep = [n for n in dict.fromkeys(cited) if n in supporting]
+        if supporting and not keep:  # wrong or missing marker: re-attribute to the best source
+            keep = [max(supporting, key=lambda n: per_paper[n][0])]
+        if not supporting and drop_unsupported:
+            continue
+        final = []
+        for n in keep:
+            numbering.setdefault(n, len(numbering) + 1)
+            final.append(numbering[n])
+            s, e = per_paper[n]
+            spans_for.setdefault(n, set()).add((e.start, e.end))
+            if s > best_for.get(n, (-1.0, None))[0]:
+                best_for[n] = (s, e)
+        sentences.append(Sentence(text, final, bool(supporting), round(top, 4)))
+
+    citations = []
+    for n, final_n in sorted(numbering.items(), key=lambda kv: kv[1]):
+        _, e = best_for[n]
+        p = e.hit.paper
+        citations.append(Citation(final_n, p.paper_id, p.title, p.source_file, p.index, e.text,
+                                  e.start, e.end, sorted(spans_for[n])))
+    return render(sentences), sentences, citations
+
+
+def render(sentences: list[Sentence]) -> str:
+    return " ".join(s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
+
+
+def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3) -> str:
+    """Most relevant evidence sentences, at most one per paper first, each marked with its source."""
+    evidence = judge.evidence(hits)
+    if not evidence:
+        return ""
+    sc = judge.scores(question, evidence)
+    order = np.argsort(-sc)
+    chosen, seen = [], set()
+    for i in order:
+        e = evidence[i]
+        if e.paper_n in seen:
+            continue
+        seen.add(e.paper_n)
+        chosen.append(e)
+        if len(chosen) == max_sentences or sc[i] < sc[order[0]] * 0.6:
+            break
+    return " ".join(f"{e.text.rstrip('.')}. [{e.paper_n}]" for e in chosen)
+
+
+def relevance(question: str, hits: list[Hit], judge: Judge) -> float:
+    """How well the best evidence sentence matches the question: the refusal signal."""
+    evidence = judge.evidence(hits)
+    return float(judge.scores(question, evidence).max()) if evidence else 0.0

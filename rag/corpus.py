@@ -1,0 +1,133 @@
+"""Corpus files -> Paper records.
+
+Two formats:
+- seed `.txt`: a header line, then abstracts separated by one or more blank lines (CRLF ok);
+  ids and titles come from a `metadata.jsonl` beside the file, when present.
+- `.jsonl`: one object per line with `id`, `title`, `abstract` and optional `decision`,
+  `authors`, `primary_area`.
+A bad file raises CorpusError naming the file (and line) before anything is returned.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from rag.errors import CorpusError
+from rag.types import Paper
+
+METADATA_FILE = "metadata.jsonl"
+_BLANK_LINES = re.compile(r"\n[ \t]*\n+")
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        raise CorpusError(f"{path}: file not found. Check the path and try again.")
+    if not path.is_file():
+        raise CorpusError(f"{path}: not a regular file.")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{path}: not UTF-8 text (bad byte at offset {e.start}). Re-save it as UTF-8.") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise CorpusError(f"{path}: the file is empty.")
+    return text
+
+
+def load_metadata(folder: Path) -> dict[tuple[str, int], dict]:
+    """(file name, index) -> {id, title, decision, ...} from folder/metadata.jsonl, if present."""
+    meta_path = folder / METADATA_FILE
+    if not meta_path.exists():
+        return {}
+    out = {}
+    for _, rec in _iter_jsonl(meta_path):
+        out[(rec["file"], int(rec["index"]))] = rec
+    return out
+
+
+def _iter_jsonl(path: Path):
+    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CorpusError(f"{path}:{lineno}: not valid JSON ({e.msg}).") from None
+        if not isinstance(rec, dict):
+            raise CorpusError(f"{path}:{lineno}: expected a JSON object, got {type(rec).__name__}.")
+        yield lineno, rec
+
+
+def read_txt(path: Path) -> list[Paper]:
+    text = _read_text(path)
+    _header, _, body = text.partition("\n")
+    blocks = [b.strip() for b in _BLANK_LINES.split(body)]
+    blocks = [b for b in blocks if b]
+    if not blocks:
+        raise CorpusError(f"{path}: no abstracts found after the header line (abstracts are separated by blank lines).")
+    meta = load_metadata(path.parent)
+    papers = []
+    for i, block in enumerate(blocks):
+        m = meta.get((path.name, i), {})
+        papers.append(
+            Paper(
+                paper_id=m.get("id") or f"{path.stem}#{i}",
+                text=block,
+                source_file=path.name,
+                index=i,
+                title=m.get("title"),
+                decision=m.get("decision"),
+                authors=m.get("authors"),
+                primary_area=m.get("primary_area"),
+            )
+        )
+    return papers
+
+
+def read_jsonl(path: Path) -> list[Paper]:
+    papers = []
+    for lineno, rec in _iter_jsonl(path):
+        abstract = rec.get("abstract")
+        if not isinstance(abstract, str) or not abstract.strip():
+            raise CorpusError(f"{path}:{lineno}: no 'abstract' text in this record.")
+        idx = len(papers)
+        authors = rec.get("authors")
+        papers.append(
+            Paper(
+                paper_id=str(rec.get("id") or f"{path.stem}#{idx}"),
+                text=abstract.strip(),
+                source_file=path.name,
+                index=idx,
+                title=rec.get("title") or None,
+                decision=rec.get("decision") or None,
+                authors=list(authors) if isinstance(authors, list) else None,
+                primary_area=rec.get("primary_area") or None,
+            )
+        )
+    if not papers:
+        raise CorpusError(f"{path}: no records found.")
+    return papers
+
+
+def read_file(path: Path) -> list[Paper]:
+    path = Path(path)
+    if path.suffix.lower() == ".jsonl":
+        return read_jsonl(path)
+    return read_txt(path)
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Folders expand to their .txt and .jsonl files (metadata excluded), sorted."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files = sorted(
+                f for f in p.iterdir() if f.suffix.lower() in (".txt", ".jsonl") and f.name != METADATA_FILE
+            )
+            if not files:
+                raise CorpusError(f"{p}: no .txt or .jsonl corpus files in this folder.")
+            out.extend(files)
+        else:
+            out.append(p)
+    return out

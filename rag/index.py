@@ -1,0 +1,239 @@
+"""Papers -> chunks -> content-hash ids -> Chroma (embedded PersistentClient or a `chroma run` server).
+
+Two collections:
+- `<name>`: one record per chunk (document = chunk text, offsets and paper id in metadata);
+- `<name>_papers`: one record per paper (document = abstract) carrying its content hash. It is
+  written after the paper's chunks, so it doubles as the commit marker: a paper whose record is
+  missing or stale is re-chunked and its old chunks replaced. Killed mid-way, a re-run completes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from urllib.parse import urlparse
+
+import numpy as np
+from tqdm import tqdm
+
+from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter
+from rag.errors import UserError
+from rag.settings import Settings
+from rag.types import Chunk, Paper
+
+PAPER_FIELDS = ("title", "source_file", "index", "decision", "primary_area")
+
+
+@dataclass
+class IngestReport:
+    papers: int = 0
+    chunks: int = 0
+    added: int = 0
+    skipped: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+def open_client(settings: Settings):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if not settings.chroma_url:
+        settings.chroma_path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(settings.chroma_path), settings=chroma_settings)
+    url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
+    try:
+        client = chromadb.HttpClient(
+            host=url.hostname or "127.0.0.1",
+            port=url.port or (443 if url.scheme == "https" else 8000),
+            ssl=url.scheme == "https",
+            settings=chroma_settings,
+        )
+        client.heartbeat()
+    except Exception as e:
+        raise UserError(
+            f"Cannot reach the Chroma server at {settings.chroma_url} ({type(e).__name__}). "
+            "Start it with `chroma run --path DIR --port N`, or unset --chroma-url to use the embedded store."
+        ) from None
+    return client
+
+
+def _paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
+    meta = {k: getattr(p, k) for k in PAPER_FIELDS if getattr(p, k) is not None}
+    if p.authors:
+        meta["authors"] = json.dumps(p.authors, ensure_ascii=False)
+    meta.update(content_hash=digest, n_chunks=n_chunks)
+    return meta
+
+
+def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
+    return Paper(
+        paper_id=pid,
+        text=doc,
+        source_file=meta.get("source_file", ""),
+        index=int(meta.get("index", 0)),
+        title=meta.get("title"),
+        decision=meta.get("decision"),
+        authors=json.loads(meta["authors"]) if meta.get("authors") else None,
+        primary_area=meta.get("primary_area"),
+    )
+
+
+class Index:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.client = open_client(settings)
+        cfg = {"hnsw": {"space": "cosine"}}
+        self.chunks = self.client.get_or_create_collection(settings.collection, configuration=cfg, embedding_function=None)
+        self.papers = self.client.get_or_create_collection(
+            f"{settings.collection}_papers", configuration=cfg, embedding_function=None
+        )
+        self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
+
+    # ------------------------------------------------------------ reading
+    def count(self) -> int:
+        return self.chunks.count()
+
+    def paper_count(self) -> int:
+        return self.papers.count()
+
+    def get_papers(self, ids: list[str]) -> dict[str, Paper]:
+        if not ids:
+            return {}
+        got = self.papers.get(ids=list(ids), include=["documents", "metadatas"])
+        return {i: paper_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
+
+    def all_chunks(self) -> list[Chunk]:
+        """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
+        out: list[Chunk] = []
+        total, page = self.count(), 5000
+        for offset in range(0, total, page):
+            got = self.chunks.get(include=["documents", "metadatas"], limit=page, offset=offset)
+            for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
+                out.append(Chunk(cid, m["paper_id"], doc, int(m["start"]), int(m["end"])))
+        return out
+
+    def fingerprint(self) -> str:
+        """Identity of the stored content: changes whenever a paper is added, replaced or removed."""
+        got = self.papers.get(include=["metadatas"])
+        h = hashlib.sha256(str(self.count()).encode())
+        for pid, m in sorted(zip(got["ids"], got["metadatas"])):
+            h.update(f"{pid}:{m.get('content_hash')};".encode())
+        return h.hexdigest()[:16]
+
+    def dense(self, vector: list[float], n: int) -> list[tuple[Chunk, float]]:
+        n = min(n, self.count())
+        if n == 0:
+            return []
+        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "distances"])
+        return [
+            (Chunk(cid, m["paper_id"], doc, int(m["start"]), int(m["end"])), 1.0 - float(dist))
+            for cid, doc, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
+        ]
+
+    # ------------------------------------------------------------ writing
+    def _write(self, coll, ids, embeddings, documents, metadatas) -> None:
+        for i in range(0, len(ids), self._max_batch):
+            j = i + self._max_batch
+            coll.upsert(ids=ids[i:j], embeddings=embeddings[i:j], documents=documents[i:j], metadatas=metadatas[i:j])
+
+    def _chunk_ids_of(self, paper_ids: list[str]) -> list[str]:
+        ids: list[str] = []
+        for i in range(0, len(paper_ids), 500):
+            ids += self.chunks.get(where={"paper_id": {"$in": paper_ids[i : i + 500]}}, include=[])["ids"]
+        return ids
+
+    def _delete(self, coll, ids: list[str]) -> None:
+        for i in range(0, len(ids), self._max_batch):
+            coll.delete(ids=ids[i : i + self._max_batch])
+
+    def ingest(self, papers: list[Paper], embedder, progress: bool = True, block: int = 512) -> IngestReport:
+        t0 = time.perf_counter()
+        s = self.settings
+        splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+        rep = IngestReport(papers=len(papers))
+        ids = [p.paper_id for p in papers]
+        if len(set(ids)) != len(ids):
+            seen: set[str] = set()
+            dup = next(i for i in ids if i in seen or seen.add(i))
+            raise UserError(f"Paper id '{dup}' occurs twice in the input; ids must be unique.")
+
+        known: dict[str, dict] = {}
+        for i in range(0, len(ids), 1000):
+            got = self.papers.get(ids=ids[i : i + 1000], include=["metadatas"])
+            known.update(zip(got["ids"], got["metadatas"]))
+
+        todo: list[tuple[Paper, str, list[Chunk]]] = []
+        for p in papers:
+            digest = content_hash(p, s.chunk_size, s.chunk_overlap, embedder.name)
+            m = known.get(p.paper_id)
+            if m and m.get("content_hash") == digest:
+                rep.skipped += int(m.get("n_chunks", 0))
+                continue
+            todo.append((p, digest, chunk_paper(p, splitter)))
+
+        total = sum(len(c) for _, _, c in todo)
+        bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
+        start = 0
+        while start < len(todo):
+            group, n = [], 0
+            while start < len(todo) and (n < block or not group):
+                group.append(todo[start])
+                n += len(todo[start][2])
+                start += 1
+            added, replaced = self._ingest_group(group, embedder)
+            rep.added += added
+            rep.removed += replaced
+            bar.update(n)
+        bar.close()
+
+        # papers that disappeared from a re-ingested file
+        files, id_set = {p.source_file for p in papers}, set(ids)
+        stale = []
+        for f in files:
+            got = self.papers.get(where={"source_file": f}, include=[])
+            stale += [pid for pid in got["ids"] if pid not in id_set]
+        if stale:
+            old = self._chunk_ids_of(stale)
+            self._delete(self.chunks, old)
+            self._delete(self.papers, stale)
+            rep.removed += len(old)
+
+        rep.chunks = rep.skipped + rep.added
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _ingest_group(self, group: list[tuple[Paper, str, list[Chunk]]], embedder) -> tuple[int, int]:
+        """Embed and write one group of papers; returns (chunks added, old chunks removed)."""
+        texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
+        vecs = embedder.encode(texts)
+        pids = [p.paper_id for p, _, _ in group]
+        new_ids = {c.chunk_id for _, _, chunks in group for c in chunks}
+        old = [i for i in self._chunk_ids_of(pids) if i not in new_ids]
+        self._delete(self.chunks, old)  # replaced text: old chunks go
+
+        ids, docs, metas = [], [], []
+        p_ids, p_docs, p_metas, p_vecs = [], [], [], []
+        k = 0
+        for p, digest, chunks in group:
+            for c in chunks:
+                ids.append(c.chunk_id)
+                docs.append(c.text)
+                metas.append({"paper_id": p.paper_id, "start": c.start, "end": c.end,
+                              "source_file": p.source_file, "index": p.index})
+            mean = np.mean(vecs[k : k + len(chunks)], axis=0)
+            k += len(chunks)
+            p_ids.append(p.paper_id)
+            p_docs.append(p.text)
+            p_metas.append(_paper_meta(p, digest, len(chunks)))
+            p_vecs.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
+        self._write(self.chunks, ids, vecs, docs, metas)
+        self._write(self.papers, p_ids, p_vecs, p_docs, p_metas)  # commit marker last
+        return len(ids), len(old)

@@ -1,0 +1,110 @@
+"""Dense (Chroma) + BM25 (llama-index) -> weighted reciprocal-rank fusion -> top papers with best chunks."""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+from rag.chunk import embed_text
+from rag.index import Index
+from rag.settings import Mode, Settings
+from rag.types import Chunk, Hit
+
+log = logging.getLogger(__name__)
+
+
+def _bm25_stopwords() -> list[str]:
+    # NLTK's list: bm25s's own misses what/does/do, which drowns named methods (see notes).
+    from llama_index.core.utils import globals_helper
+
+    return sorted(globals_helper.stopwords)
+
+
+class BM25Side:
+    """llama-index BM25Retriever over the stored chunks, rebuilt from Chroma (never re-embedded)
+    and persisted under the data dir keyed by the store's fingerprint."""
+
+    def __init__(self, index: Index, cache_dir: Path, top_n: int):
+        from llama_index.core.schema import TextNode
+        from llama_index.retrievers.bm25 import BM25Retriever
+
+        self.fingerprint = index.fingerprint()
+        path = cache_dir / f"bm25-{self.fingerprint}"
+        chunks = index.all_chunks()
+        self.by_id = {c.chunk_id: c for c in chunks}
+        top_n = max(1, min(top_n, len(chunks)))
+        if (path / "retriever.json").exists():
+            self.retriever = BM25Retriever.from_persist_dir(str(path))
+            self.retriever.similarity_top_k = top_n
+            return
+        papers = index.get_papers(sorted({c.paper_id for c in chunks}))
+        nodes = [TextNode(id_=c.chunk_id, text=embed_text(c, papers[c.paper_id])) for c in chunks]
+        self.retriever = BM25Retriever(nodes=nodes, language=_bm25_stopwords(), similarity_top_k=top_n)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            self.retriever.persist(str(path))
+        except OSError as e:  # a read-only data dir only costs a rebuild next time
+            log.warning("could not persist BM25 index: %s", e)
+
+    def search(self, query: str) -> list[tuple[Chunk, float]]:
+        out = []
+        for nws in self.retriever.retrieve(query):
+            c = self.by_id.get(nws.node.node_id)
+            if c is not None and nws.score > 0:
+                out.append((c, float(nws.score)))
+        return out
+
+
+def group_by_paper(ranked: list[tuple[Chunk, float]]) -> dict[str, tuple[int, list[tuple[Chunk, float]]]]:
+    """paper_id -> (rank of its best chunk among papers, its chunks best first)."""
+    groups: dict[str, list[tuple[Chunk, float]]] = defaultdict(list)
+    order: list[str] = []
+    for c, s in ranked:
+        if c.paper_id not in groups:
+            order.append(c.paper_id)
+        groups[c.paper_id].append((c, s))
+    return {pid: (r, groups[pid]) for r, pid in enumerate(order, start=1)}
+
+
+class Retriever:
+    def __init__(self, index: Index, embedder, settings: Settings):
+        self.index = index
+        self.embedder = embedder
+        self.settings = settings
+        self._bm25: BM25Side | None = None
+        self._lock = threading.Lock()
+
+    def bm25(self) -> BM25Side:
+        with self._lock:
+            if self._bm25 is None or self._bm25.fingerprint != self.index.fingerprint():
+                self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
+            return self._bm25
+
+    def refresh(self) -> None:
+        """Drop the BM25 side after an ingest so the next query rebuilds it."""
+        with self._lock:
+            self._bm25 = None
+
+    def retrieve(self, query: str, top_k: int | None = None, mode: Mode | None = None) -> list[Hit]:
+        s = self.settings
+        top_k = top_k or s.top_k
+        mode = mode or s.mode
+        sides: list[tuple[float, dict]] = []
+        if mode in ("dense", "hybrid"):
+            vec = self.embedder.encode([query])[0]
+            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates))))
+        if mode in ("bm25", "hybrid"):
+            sides.append((s.bm25_weight if mode == "hybrid" else 1.0, group_by_paper(self.bm25().search(query))))
+
+        # Weighted RRF over paper ranks; each paper keeps its best chunks from every side.
+        scores: dict[str, float] = defaultdict(float)
+        chunks: dict[str, dict[str, Chunk]] = defaultdict(dict)
+        for weight, groups in sides:
+            for pid, (rank, cs) in groups.items():
+                scores[pid] += weight / (s.rrf_k + rank)
+                for c, _ in cs:
+                    chunks[pid].setdefault(c.chunk_id, c)
+        best = sorted(scores, key=lambda p: -scores[p])[:top_k]
+        papers = self.index.get_papers(best)
+        return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best if pid in papers]

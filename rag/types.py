@@ -1,0 +1,110 @@
+"""Typed records that flow through the pipeline: corpus -> index -> retrieve -> answer -> cite.
+
+Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code path.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Paper:
+    paper_id: str  # OpenReview id where known, else "<file stem>#<index>"
+    text: str  # the full abstract
+    source_file: str
+    index: int  # 0-based among the abstracts of its file (header excluded)
+    title: str | None = None
+    decision: str | None = None
+    authors: list[str] | None = None
+    primary_area: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Human label: the title, else `file #index`."""
+        return self.title or f"{self.source_file} #{self.index}"
+
+    @property
+    def url(self) -> str | None:
+        if "#" in self.paper_id:
+            return None
+        return f"https://openreview.net/forum?id={self.paper_id}"
+
+
+@dataclass
+class Chunk:
+    chunk_id: str
+    paper_id: str
+    text: str
+    start: int  # character offsets of `text` inside the paper's abstract
+    end: int
+
+
+@dataclass
+class Hit:
+    """One retrieved paper with its best chunks."""
+
+    paper: Paper
+    score: float
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+@dataclass
+class Citation:
+    n: int
+    paper_id: str
+    title: str | None
+    source_file: str
+    index: int
+    quote: str  # the abstract sentence that supports the claim
+    quote_start: int = -1  # character offsets of `quote` in the abstract
+    quote_end: int = -1
+    spans: list[tuple[int, int]] = field(default_factory=list)  # all supporting sentences
+
+
+@dataclass
+class Sentence:
+    text: str
+    citations: list[int]
+    supported: bool
+    support_score: float
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    citations: list[Citation]
+    sentences: list[Sentence]
+    retrieved: list[Hit]
+    refused: bool = False
+    standalone_question: str | None = None
+    fallback: bool = False  # True when the answer was built extractively
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def cited_papers(self) -> list[Paper]:
+        ids = {c.paper_id for c in self.citations}
+        return [h.paper for h in self.retrieved if h.paper.paper_id in ids]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "citations": [
+                {k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
+                for c in self.citations
+            ],
+            "refused": self.refused,
+            "retrieved": [
+                {
+                    "paper_id": h.paper.paper_id,
+                    "title": h.paper.title,
+                    "source_file": h.paper.source_file,
+                    "index": h.paper.index,
+                    "score": round(h.score, 6),
+                }
+                for h in self.retrieved
+            ],
+            "sentences": [asdict(s) for s in self.sentences],
+            "timings": {k: round(self.timings.get(k, 0.0), 4) for k in ("retrieve_s", "generate_s", "total_s")},
+        }
