@@ -154,7 +154,7 @@ class Index:
         for i in range(0, len(ids), self._max_batch):
             coll.delete(ids=ids[i : i + self._max_batch])
 
-    def ingest(self, papers: list[Paper], embedder, progress: bool = True, block: int = 512) -> IngestReport:
+    def ingest(self, papers: list[Paper], embedder, progress: bool = True) -> IngestReport:
         t0 = time.perf_counter()
         s = self.settings
         splitter = make_splitter(s.chunk_size, s.chunk_overlap)
@@ -184,7 +184,7 @@ class Index:
         start = 0
         while start < len(todo):
             group, n = [], 0
-            while start < len(todo) and (n < block or not group):
+            while start < len(todo) and (n < s.ingest_block or not group):
                 group.append(todo[start])
                 n += len(todo[start][2])
                 start += 1

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     chunk_size: int = 172  # tiktoken tokens; with the title prefix the max is <=256 wordpieces (measured)
     chunk_overlap: int = 16
     embed_batch: int = 32
+    ingest_block: int = 512  # chunks embedded and committed per step (crash-safe unit)
     embed_int8: bool = False
 
     top_k: int = 5

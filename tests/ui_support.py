@@ -233,11 +233,10 @@ class FakeEngine:
             score = sum(3.0 for w in q if w in title_w) + sum(1.0 for w in body_w if w in q)
             if mode == "dense":
                 score *= 0.9
-            if score > 0:
-                scored.append((score, p))
-        scored.sort(key=lambda x: -x[0])
+            scored.append((score, p))
+        scored.sort(key=lambda x: -x[0])  # stable: ties keep corpus order
         total = sum(s for s, _ in scored) or 1.0
-        return [Hit(paper=p, score=round(s / total, 4)) for s, p in scored[:top_k]]
+        return [Hit(paper=p, score=round((s + 0.01) / (total + 0.01), 4)) for s, p in scored[:top_k]]
 
     def stream(self, question, history=None, *, top_k=None, mode=None, task="answer"):
         question = (question or "").strip()
@@ -286,6 +285,8 @@ class FakeEngine:
             spans = split_sentences(text)
             ranked = sorted(spans, key=lambda se: -len(qw & set(words(text[se[0]:se[1]]))))
             best = ranked[:1] if task == "summarize" or n > 1 else ranked[:2]
+            if "verbatim" in question.lower() and n == 1:
+                best = list(spans)  # quote the whole abstract (used by the XSS tests)
             best.sort()
             for s, e in best:
                 sent = text[s:e].strip()

@@ -32,14 +32,15 @@ footer { display: none !important; }
 .spinner { width: 12px; height: 12px; border-radius: 50%; border: 2px solid currentColor; border-right-color: transparent;
            animation: spin 0.8s linear infinite; display: inline-block; }
 @keyframes spin { to { transform: rotate(360deg); } }
-#status-row { justify-content: flex-end; align-items: center; }
+#status-row { align-items: flex-end; justify-content: center; }
 
 /* chat */
-#chat { height: min(64vh, 720px); overflow-y: auto; border: 1px solid var(--line); border-radius: 12px;
-        background: #fff; padding: 0 !important; }
+#chat { height: min(64vh, 720px) !important; overflow-y: auto !important; border: 1px solid var(--line) !important;
+        border-radius: 12px !important; background: #fff !important; padding: 0 !important; }
+#chat:has(.chat-log.empty) { height: auto !important; }
 .chat-log { padding: 18px 20px; display: flex; flex-direction: column; gap: 18px; color: var(--ink);
             font-size: 0.98rem; line-height: 1.6; }
-.chat-log.empty { height: 100%; justify-content: center; }
+.chat-log.empty { justify-content: center; }
 .empty-state { text-align: center; color: var(--muted); padding: 40px 10px 10px 10px; }
 .empty-title { font-size: 1.2rem; font-weight: 600; color: var(--ink); margin-bottom: 6px; }
 .turn { display: flex; flex-direction: column; gap: 10px; }
@@ -84,13 +85,18 @@ footer { display: none !important; }
 #composer textarea { font-size: 0.98rem !important; }
 #hint { min-height: 0; }
 .hint { font-size: 0.86rem; color: #b54708; padding: 2px 4px; }
-#examples { gap: 6px; }
-#examples .example-q { text-align: left; justify-content: flex-start; font-weight: 400; }
+#examples { display: grid !important; grid-template-columns: 1fr 1fr; gap: 8px; }
+#examples > .block { grid-column: 1 / -1; }
+#examples .example-q { text-align: left; justify-content: flex-start; font-weight: 400; font-size: 0.9rem;
+                       background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 10px 12px;
+                       color: var(--ink); box-shadow: none; white-space: normal; height: 100%; }
+#examples .example-q:hover { border-color: #c5d0fa; background: var(--chip-bg); }
 #examples-label { font-size: 0.82rem; color: var(--muted); padding-left: 2px; }
 
 /* sources */
-#sources { height: min(64vh, 720px); overflow-y: auto; border: 1px solid var(--line); border-radius: 12px;
-           background: var(--panel); padding: 0 !important; scroll-behavior: smooth; }
+#sources { height: min(64vh, 720px) !important; overflow-y: auto !important; border: 1px solid var(--line) !important;
+           border-radius: 12px !important; background: var(--panel) !important; padding: 0 !important; }
+#sources:has(.sources-panel > .sources-empty) { height: auto !important; }
 .sources-panel { padding: 14px 16px; color: var(--ink); font-size: 0.92rem; line-height: 1.55; }
 .sources-empty, .sources-note { color: var(--muted); padding: 6px 2px; }
 .for-q { font-size: 0.8rem; color: var(--muted); margin-bottom: 8px; }

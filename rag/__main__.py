@@ -1,0 +1,3 @@
+from rag.cli import app
+
+app()

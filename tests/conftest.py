@@ -1,0 +1,129 @@
+"""Shared fixtures: a tiny corpus, the seed index, a fake LLM, a real `chroma run` server."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag.models import GenStats
+from rag.settings import SEEDS_DIR, Settings
+
+REPO = Path(__file__).resolve().parent.parent
+CELCOMEN = ("000_e01d3feec203c69d.txt", 1)
+
+
+class FakeLLM:
+    """Scripted generator: `reply(messages) -> str`, streamed word by word."""
+
+    name = "fake"
+
+    def __init__(self, reply=None):
+        self.reply = reply or (lambda messages: "I found it in the sources [1].")
+        self.calls: list[list[dict]] = []
+        self.stats = GenStats()
+
+    def stream(self, messages, max_new_tokens=None):
+        self.calls.append(messages)
+        text = self.reply(messages)
+        words = text.split(" ")
+        for i, w in enumerate(words):
+            yield w + (" " if i < len(words) - 1 else "")
+        self.stats = GenStats(prompt_tokens=10, new_tokens=len(words), first_token_s=0.001, total_s=0.002)
+
+    def generate(self, messages, max_new_tokens=None):
+        return "".join(self.stream(messages, max_new_tokens))
+
+
+def source_text(messages, n: int) -> str:
+    """The n-th abstract block of an answer prompt (for fakes that copy from their sources)."""
+    user = messages[-1]["content"]
+    block = user.split(f'<abstract n="{n}"', 1)[1].split("</abstract>", 1)[0]
+    return block.split("\n", 1)[1].strip()
+
+
+@pytest.fixture
+def fake_llm():
+    return FakeLLM()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from rag.models import get_embedder
+
+    return get_embedder(Settings())
+
+
+def make_settings(data_dir: Path, **kw) -> Settings:
+    return Settings(data_dir=data_dir, **kw)
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return make_settings(tmp_path / "data")
+
+
+@pytest.fixture(scope="session")
+def seed_papers():
+    from rag.corpus import expand_paths, read_file
+
+    return [p for f in expand_paths([SEEDS_DIR]) for p in read_file(f)]
+
+
+@pytest.fixture(scope="session")
+def seed_data_dir(tmp_path_factory, embedder, seed_papers) -> Path:
+    """A data dir with the 38 seeds ingested once per session (tests must not write to it)."""
+    from rag.index import Index
+
+    d = tmp_path_factory.mktemp("seed-data")
+    Index(make_settings(d)).ingest(seed_papers, embedder, progress=False)
+    return d
+
+
+@pytest.fixture
+def seed_engine(seed_data_dir, embedder, fake_llm):
+    from rag.answer import Engine
+
+    return Engine(make_settings(seed_data_dir), embedder=embedder, llm=fake_llm)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    """A real `chroma run` server on a free loopback port, stopped afterwards."""
+    exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
+    assert exe, "the chroma CLI comes with chromadb; is the venv installed?"
+    port = free_port()
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    import urllib.request
+
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
+            break
+        except Exception:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("chroma server did not start")
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+from rag.corpus import expand_paths, read_file
+from rag.errors import CorpusError
+
+
+def test_seed_files_parse_with_metadata(seed_papers):
+    assert len(seed_papers) == 38
+    by_key = {(p.source_file, p.index): p for p in seed_papers}
+    cel = by_key[("000_e01d3feec203c69d.txt", 1)]
+    assert cel.paper_id == "Tqdsruwyac"
+    assert "Celcomen" in cel.text
+    assert cel.title.startswith("Estimation of single-cell")
+    assert cel.decision == "Accept (Poster)"
+    assert {p.index for p in seed_papers if p.source_file == cel.source_file} == set(range(19))
+
+
+def test_header_blank_lines_and_crlf(tmp_path):
+    f = tmp_path / "c.txt"
+    f.write_bytes(b"My header\r\n\r\nFirst abstract.\r\nSame abstract line two.\r\n\r\n\r\n  \r\nSecond abstract.\r\n")
+    papers = read_file(f)
+    assert [p.text for p in papers] == ["First abstract.\nSame abstract line two.", "Second abstract."]
+    assert [p.paper_id for p in papers] == ["c#0", "c#1"]  # no metadata beside it
+    assert [p.index for p in papers] == [0, 1]
+    assert papers[0].title is None and papers[0].label == "c.txt #0"
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty"),
+        (b"   \n\n", "empty"),
+        (b"Only a header\n\n\n", "no abstracts"),
+        (b"header\n\nabstract \xff\xfe bad", "not UTF-8"),
+    ],
+)
+def test_bad_txt_files(tmp_path, content, message):
+    f = tmp_path / "bad.txt"
+    f.write_bytes(content)
+    with pytest.raises(CorpusError) as e:
+        read_file(f)
+    assert str(f) in str(e.value) and message in str(e.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(CorpusError, match="not found"):
+        read_file(tmp_path / "nope.txt")
+
+
+def test_jsonl_records_and_errors(tmp_path):
+    f = tmp_path / "c.jsonl"
+    rows = [
+        {"id": "A1", "title": "T1", "abstract": " Text one. ", "decision": "Accept (Oral)", "authors": ["X", "Y"],
+         "primary_area": "optimization"},
+        {"id": "B2", "title": "T2", "abstract": "Text two."},
+    ]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    a, b = read_file(f)
+    assert (a.paper_id, a.title, a.text, a.authors, a.decision) == ("A1", "T1", "Text one.", ["X", "Y"], "Accept (Oral)")
+    assert (b.paper_id, b.index, b.decision) == ("B2", 1, None)
+
+    f.write_text(json.dumps(rows[0]) + "\n{not json\n")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: not valid JSON"):
+        read_file(f)
+    f.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"id": "C", "title": "no abstract"}) + "\n")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: no 'abstract'"):
+        read_file(f)
+    f.write_text("[1, 2]\n")
+    with pytest.raises(CorpusError, match=r":1: expected a JSON object"):
+        read_file(f)
+
+
+def test_folder_expansion_skips_metadata(tmp_path):
+    from rag.settings import SEEDS_DIR
+
+    files = expand_paths([SEEDS_DIR])
+    assert [f.name for f in files] == ["000_e01d3feec203c69d.txt", "002_fdada5ea96b8bec8.txt"]
+    with pytest.raises(CorpusError, match="no .txt or .jsonl"):
+        expand_paths([tmp_path])

@@ -1,0 +1,275 @@
+"""Unit tests for ui/render.py: escaping, highlight offsets, chips, copy-Markdown."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from rag.types import Answer, Citation, Hit, Paper, Sentence
+from tests.ui_support import UNTITLED, FakeEngine, corpus_papers, xss_paper
+from ui import render
+from ui.render import Turn
+
+ALLOWED_TAGS = {
+    "a", "article", "br", "details", "div", "em", "h3", "h4", "header", "li", "mark", "p",
+    "section", "span", "strong", "summary", "ul",
+}
+
+
+class TagAudit(HTMLParser):
+    """Collects every tag and attribute the renderer emitted."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def audit(html: str) -> TagAudit:
+    a = TagAudit()
+    a.feed(html)
+    a.close()
+    return a
+
+
+def assert_safe(html: str) -> TagAudit:
+    a = audit(html)
+    assert set(a.tags) <= ALLOWED_TAGS, set(a.tags) - ALLOWED_TAGS
+    for name, value in a.attrs:
+        assert not name.startswith("on"), (name, value)
+        assert name not in {"src", "srcset", "style", "action", "formaction"}, name
+        if name == "href":
+            assert value.startswith("#") or value.startswith("https://openreview.net/"), value
+    return a
+
+
+def celcomen_answer(**kw) -> Answer:
+    eng = FakeEngine(token_delay=0)
+    return [x for x in eng.stream("What does Celcomen do?", **kw)][-1]
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def test_esc_escapes_html_and_quotes():
+    assert render.esc('<a href="x">\'&') == "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;"
+    assert render.esc(None) == ""
+
+
+@pytest.mark.parametrize(
+    "url,ok",
+    [
+        ("https://openreview.net/forum?id=Tqdsruwyac", True),
+        ("javascript:alert(1)", False),
+        ("data:text/html,hi", False),
+        ('https://openreview.net/forum?id=x"><img src=x>', False),
+        (None, False),
+    ],
+)
+def test_safe_url(url, ok):
+    assert (render.safe_url(url) is not None) is ok
+
+
+def test_xss_paper_renders_inert_everywhere():
+    paper = xss_paper("http://127.0.0.1:9/track.png")
+    eng = FakeEngine([paper, *corpus_papers()], token_delay=0)
+    answer = list(eng.stream("verbatim xssmarker tracking pixels"))[-1]
+    assert answer.citations and answer.citations[0].paper_id == paper.paper_id
+    turn = Turn(question='<img src=x onerror="window.__xss=8"> xssmarker?', answer=answer, status="done")
+    chat = render.render_chat([turn])
+    sources = render.render_sources([turn], show_scores=True)
+    for html in (chat, sources):
+        a = assert_safe(html)
+        assert "<script" not in html.lower()
+        assert "<img" not in html.lower()
+        assert "onerror=" not in html.replace("onerror=&quot;", "")  # only as escaped text
+        text = "".join(a.text)
+        # Markdown stays literal text: nothing turns it into an image or a link.
+        if html is sources:
+            assert "![x](http://127.0.0.1:9/track.png)" in text
+            assert "<script>window.__xss = 2;" in text
+            assert 'Tracking pixel study <img src=x onerror="window.__xss=1">' in text
+    # the hostile paper_id does not become a link
+    assert "id=evil" not in sources
+
+
+def test_streaming_text_is_escaped():
+    turn = Turn(question="q", text='<b onmouseover="x()">bold</b> [1]')
+    html = render.render_chat([turn])
+    assert_safe(html)
+    assert "&lt;b onmouseover=&quot;x()&quot;&gt;" in html
+    assert 'class="cite-chip pending"' in html
+
+
+def test_error_message_is_escaped():
+    turn = Turn(question="q", status="error", error="<script>alert(1)</script>")
+    html = render.render_chat([turn])
+    assert_safe(html)
+    assert "&lt;script&gt;" in html
+
+
+# --------------------------------------------------------------------------- highlight
+
+
+def test_merge_spans_clamps_sorts_and_merges():
+    assert render.merge_spans([(10, 20), (0, 5), (15, 30), (40, 35), (-5, 2), (90, 200)], 100) == [
+        (0, 5), (10, 30), (90, 100)
+    ]
+
+
+def test_highlight_offsets_refer_to_raw_text():
+    text = "A <b> & B. Second sentence here. Third."
+    s = text.index("Second")
+    e = text.index("Third") - 1
+    html = render.highlight(text, [(s, e)])
+    assert html == "A &lt;b&gt; &amp; B. " + '<mark class="evidence">Second sentence here.</mark>' + " Third."
+
+
+def test_highlight_multiple_spans_and_overlaps():
+    text = "one two three four five"
+    html = render.highlight(text, [(0, 3), (8, 13), (10, 18)])
+    assert html == '<mark class="evidence">one</mark> two <mark class="evidence">three four</mark> five'
+
+
+def test_citation_spans_fallbacks():
+    text = "Alpha beta. Gamma delta. Epsilon."
+    c = Citation(n=1, paper_id="p", title=None, source_file="f", index=0, quote="Gamma delta.")
+    assert render.citation_spans(c, text) == [(12, 24)]  # found by text search
+    c.quote_start, c.quote_end = 0, 11
+    assert render.citation_spans(c, text) == [(0, 11)]  # explicit offsets win
+    c.spans = [(25, 33), (0, 11)]
+    assert render.citation_spans(c, text) == [(0, 11), (25, 33)]  # spans win over the quote
+
+
+def test_source_card_highlights_supporting_sentences():
+    a = celcomen_answer()
+    turn = Turn(question=a.question, answer=a, status="done")
+    html = render.render_sources([turn])
+    assert_safe(html)
+    c = a.citations[0]
+    card = re.search(r'<article class="source" id="src-0-1".*?</article>', html, re.S).group(0)
+    marks = re.findall(r'<mark class="evidence">(.*?)</mark>', card)
+    paper = a.retrieved[0].paper
+    assert marks == [render.esc(paper.text[s:e]) for s, e in c.spans]
+    assert "Celcomen" in marks[0]
+    assert 'href="https://openreview.net/forum?id=Tqdsruwyac"' in card
+    assert "Accept (Poster)" in card
+
+
+def test_untitled_paper_is_labelled_file_hash_index():
+    c = Citation(n=1, paper_id=UNTITLED.paper_id, title=None, source_file=UNTITLED.source_file,
+                 index=UNTITLED.index, quote="x", spans=[(0, 10)])
+    a = Answer(question="q", answer="Routing [1].", citations=[c],
+               sentences=[Sentence("Routing [1].", [1], True, 0.9)], retrieved=[Hit(UNTITLED, 0.5)])
+    html = render.render_sources([Turn(question="q", answer=a, status="done")])
+    assert "002_fdada5ea96b8bec8.txt #4" in html
+    assert "openreview" not in html.lower()  # no id, no link
+
+
+# --------------------------------------------------------------------------- chips
+
+
+def test_inline_markers_become_chips():
+    html = render.render_inline("A [1]. B [1, 2]. C [3][1]. D [9].", 4, valid={1, 2, 3})
+    assert html.count('class="cite-chip"') == 5
+    assert 'href="#src-4-1" data-turn="4" data-n="1"' in html
+    assert "D [9]." in html  # not a citation of this answer: left as text
+
+
+def test_answer_body_chips_link_to_cards_and_dim_unsupported():
+    eng = FakeEngine(token_delay=0)
+    a = list(eng.stream("What does Celcomen do? speculate"))[-1]
+    html = render.render_answer_body(a, 2)
+    assert_safe(html)
+    assert 'data-turn="2" data-n="1"' in html
+    m = re.search(r'<span class="unsupported"[^>]*>(.*?)<span class="nf-mark">not found in the sources</span>', html)
+    assert m and "first method ever" in m.group(1)
+    # every chip targets a card that exists in the sources panel
+    sources = render.render_sources([Turn("x", status="done")] * 2 + [Turn(a.question, answer=a, status="done")])
+    for n in set(re.findall(r'data-turn="2" data-n="(\d+)"', html)):
+        assert f'id="src-2-{n}"' in sources
+
+
+def test_sentence_without_marker_gets_chips_appended():
+    p = corpus_papers()[0]
+    c = Citation(n=1, paper_id=p.paper_id, title=p.title, source_file=p.source_file, index=p.index,
+                 quote=p.text[:20], spans=[(0, 20)])
+    a = Answer(question="q", answer="A claim without markers.", citations=[c],
+               sentences=[Sentence("A claim without markers.", [1], True, 0.8)], retrieved=[Hit(p, 1.0)])
+    assert 'data-n="1"' in render.render_answer_body(a, 0)
+
+
+def test_uncited_retrieved_are_collapsed_with_scores():
+    a = celcomen_answer(top_k=4)
+    assert len(a.retrieved) > len(a.citations)
+    turn = Turn(a.question, answer=a, status="done")
+    html = render.render_sources([turn], show_scores=True)
+    also = html[html.index('<details class="also">'):]
+    assert "Also retrieved" in also
+    assert re.search(r'<span class="score">0\.\d{3}</span>', also)
+    assert "Also retrieved" in render.render_sources([turn], show_scores=False)
+    assert 'class="score"' not in render.render_sources([turn], show_scores=False)
+
+
+def test_refusal_shows_plainly_with_related_papers():
+    hits = [Hit(p, 0.1) for p in corpus_papers()[:3]]
+    a = Answer(question="q", answer=render.REFUSAL, citations=[], sentences=[], retrieved=hits, refused=True)
+    turn = Turn("q", answer=a, status="done")
+    chat = render.render_chat([turn])
+    assert render.esc(render.REFUSAL) in chat and "related-link" in chat
+    sources = render.render_sources([turn])
+    assert "Related papers" in sources and hits[0].paper.title in sources
+    assert 'id="rel-0-1"' in sources
+
+
+def test_only_latest_turn_sources_visible():
+    a = celcomen_answer()
+    turns = [Turn("a", answer=a, status="done"), Turn("b", answer=a, status="done")]
+    html = render.render_sources(turns)
+    assert '<section class="turn-sources" data-turn="0" hidden>' in html
+    assert '<section class="turn-sources" data-turn="1">' in html
+
+
+def test_empty_states():
+    assert "empty-state" in render.render_chat([])
+    assert "sources-empty" in render.render_sources([])
+
+
+# --------------------------------------------------------------------------- copy
+
+
+def test_answer_markdown_has_numbered_references():
+    eng = FakeEngine(token_delay=0)
+    a = list(eng.stream("What does Celcomen do? speculate"))[-1]
+    md = render.answer_markdown(a)
+    assert md.startswith("**Q:** What does Celcomen do? speculate")
+    assert "[1]" in md.split("**References**")[0]
+    assert "_(not found in the sources)_" in md
+    refs = md.split("**References**")[1]
+    assert re.search(
+        r"^\[1\] Estimation of single-cell .*Spatial Causal Disentanglement\. ICLR 2025 \(Accept \(Poster\)\)\. "
+        r"<https://openreview\.net/forum\?id=Tqdsruwyac>$",
+        refs,
+        re.M,
+    )
+
+
+def test_answer_markdown_refusal_lists_related():
+    hits = [Hit(p, 0.1) for p in corpus_papers()[:2]]
+    a = Answer(question="q", answer="", citations=[], sentences=[], retrieved=hits, refused=True)
+    md = render.answer_markdown(a)
+    assert render.REFUSAL in md and "**Related papers**" in md and "1. " in md
+
+
+def test_status_banner_escapes():
+    html = render.render_status("error", "<img src=x>")
+    assert "&lt;img" in html and 'class="status-banner error"' in html
