@@ -8,7 +8,7 @@ import time
 from typing import Iterator
 
 from rag import prompts
-from rag.cite import Judge, bind, extractive, relevance
+from rag.cite import Judge, answerability, bind, extractive
 from rag.errors import UserError
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
@@ -127,14 +127,15 @@ class Engine:
         hits = self.retriever.retrieve(standalone, top_k or s.top_k, mode or s.mode)
         t_ret = time.perf_counter()
         timings = {"retrieve_s": t_ret - t0}
-        rel = relevance(standalone, hits, self.judge)
-        if rel < s.refuse_threshold:
+        gen_hits = hits[: s.context_papers]
+        score, reason = answerability(standalone, gen_hits, self.judge)
+        timings["answerability"] = score
+        if score < s.refuse_threshold:
             timings.update(generate_s=0.0, verify_s=0.0, total_s=time.perf_counter() - t0)
-            yield Answer(question, prompts.REFUSAL, [], [], hits, refused=True,
-                         standalone_question=standalone, timings=timings)
+            text = prompts.REFUSAL + (f" ({reason}.)" if reason.startswith(("the sources", "no single")) else "")
+            yield Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings)
             return
 
-        gen_hits = hits[: s.context_papers]
         raw = []
         for delta in self.llm.stream(self.sources_prompt(standalone, gen_hits)):
             raw.append(delta)

@@ -19,6 +19,12 @@ _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
 _STOP: frozenset[str] | None = None
+# Instructions aimed at the model are never evidence (defence in depth against prompt injection).
+_INJECTION = re.compile(
+    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|prompt|rules)\b|\b(reply|respond|answer) only\b|"
+    r"\byou are (now )?(an?|the) (ai|assistant|model)\b|\bsystem prompt\b",
+    re.I,
+)
 
 
 def stopwords() -> frozenset[str]:
@@ -54,9 +60,17 @@ def split_markers(sentence: str) -> tuple[str, list[int]]:
     return clean, nums
 
 
+_STEM = None
+
+
 def _norm(w: str) -> str:
+    global _STEM
+    if _STEM is None:
+        import Stemmer  # PyStemmer, already used by the BM25 side
+
+        _STEM = Stemmer.Stemmer("english")
     w = w.lower()
-    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+    return w if any(c.isdigit() for c in w) else _STEM.stemWord(w)
 
 
 def content_words(text: str) -> set[str]:
@@ -105,9 +119,12 @@ class Judge:
         items = []
         for n, h in enumerate(hits, start=1):
             for a, b in sentence_spans(h.paper.text):
-                items.append((n, h, a, b, h.paper.text[a:b]))
+                if not _INJECTION.search(h.paper.text[a:b]):
+                    items.append((n, h, a, b, h.paper.text[a:b]))
         vecs = self.vectors([t for *_, t in items])
-        return [Evidence(n, h, a, b, t, content_words(t), v) for (n, h, a, b, t), v in zip(items, vecs)]
+        # a sentence is read in the context of its paper: "it" in the abstract is the titled method
+        titles = {n: content_words(h.paper.title or "") for n, h in enumerate(hits, start=1)}
+        return [Evidence(n, h, a, b, t, content_words(t) | titles[n], v) for (n, h, a, b, t), v in zip(items, vecs)]
 
     def scores(self, claim: str, evidence: list[Evidence]) -> np.ndarray:
         """Support score of `claim` against every evidence sentence."""
@@ -142,7 +159,8 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
         text, cited = split_markers(piece)
         if not text or not re.search(r"[A-Za-z]", text):
             continue
-        sc = judge.scores(text, evidence)
+        # fewer than three content words is not a checkable claim ("PWNED.", "Yes.")
+        sc = judge.scores(text, evidence) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
         per_paper: dict[int, tuple[float, Evidence]] = {}
         for s, e in zip(sc, evidence):
             if s > per_paper.get(e.paper_n, (-1.0, None))[0]:
@@ -200,3 +218,74 @@ def relevance(question: str, hits: list[Hit], judge: Judge) -> float:
     """How well the best evidence sentence matches the question: the refusal signal."""
     evidence = judge.evidence(hits)
     return float(judge.scores(question, evidence).max()) if evidence else 0.0
+
+
+# ---------------------------------------------------------------- answerability (refusal)
+
+_QWORDS = {"what", "which", "how", "who", "when", "where", "why", "does", "do", "did", "is", "are", "can",
+           "tell", "explain", "describe", "summarize", "compare", "give", "list", "and", "the", "in", "on"}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
+    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
+    r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
+    re.I,
+)
+
+
+_COMPARE = re.compile(r"\b(and|both|compare[ds]?|comparison|differ|difference|versus|vs\.?|between)\b", re.I)
+_WHICH = re.compile(r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?", re.I)
+_QUANTITY_EVIDENCE = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
+    r"dozens?|\w+fold|single)\b", re.I)
+
+
+def _flatten(text: str) -> str:
+    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
+    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
+
+
+def named_terms(question: str) -> set[str]:
+    """Terms a source must contain for the question to be about it: acronyms, CamelCase or
+    digit-bearing names, numbers with units, and capitalised words inside a sentence."""
+    out = set()
+    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
+        toks = _TOKEN.findall(sent)
+        for i, w in enumerate(toks):
+            lw = re.sub(r"'s$", "", w.lower()).strip(".'")
+            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
+                continue
+            if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
+                out.add(_flatten(lw))
+    return out
+
+
+def _mentions(text: str, term: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
+
+
+def answerability(question: str, hits: list[Hit], judge: Judge) -> tuple[float, str]:
+    """(score, reason). Zero when the sources lack a name the question asks about (all in one
+    paper unless the question compares papers); for "which paper" questions, the share of the
+    question's content words the best abstract covers; for quantity questions, the best evidence
+    sentence that states a quantity; else the best sentence-level relevance."""
+    if not hits:
+        return 0.0, "nothing retrieved"
+    texts = [_flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    terms = named_terms(question)
+    missing = sorted(t for t in terms if not any(_mentions(x, t) for x in texts))
+    if missing:
+        return 0.0, f"the sources never mention {', '.join(missing)}"
+    if len(terms) > 1 and not _COMPARE.search(question) and not any(all(_mentions(x, t) for t in terms) for x in texts):
+        return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
+    evidence = judge.evidence(hits)
+    sc = judge.scores(question, evidence)
+    if _QUANTITY.search(question):
+        numeric = [s for s, e in zip(sc, evidence) if _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))]
+        return float(max(numeric, default=0.0)), "quantity asked: best evidence stating a quantity"
+    best = float(sc.max()) if len(sc) else 0.0
+    if _WHICH.search(question):
+        words = content_words(_WHICH.sub("", question)) - _QWORDS
+        cover = max(len(words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / max(1, len(words)) for h in hits)
+        return min(best, cover), "which-paper question: coverage of its description"
+    return best, "best sentence relevance"

@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from rag.chunk import embed_text
+from rag.cite import _flatten, _mentions, named_terms
 from rag.index import Index
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
@@ -105,6 +106,15 @@ class Retriever:
                 scores[pid] += weight / (s.rrf_k + rank)
                 for c, _ in cs:
                     chunks[pid].setdefault(c.chunk_id, c)
-        best = sorted(scores, key=lambda p: -scores[p])[:top_k]
-        papers = self.index.get_papers(best)
-        return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best if pid in papers]
+        papers = self.index.get_papers(list(scores))
+        # Named methods, acronyms and numbers are the lexical side's strength: a paper that
+        # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
+        # sides outrank the only paper that names the method).
+        terms = named_terms(query) if mode != "dense" else set()
+        if terms and s.named_boost:
+            for pid, p in papers.items():
+                text = _flatten(f"{p.title or ''} {p.text}")
+                share = sum(_mentions(text, t) for t in terms) / len(terms)
+                scores[pid] += s.named_boost * share / (s.rrf_k + 1)
+        best = sorted(papers, key=lambda p: -scores[p])[:top_k]
+        return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best]

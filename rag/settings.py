@@ -49,8 +49,9 @@ class Settings(BaseSettings):
     mode: Mode = "hybrid"
     candidates: int = 40  # chunks pulled from each retriever before fusion
     dense_weight: float = 1.0
-    bm25_weight: float = 0.6
+    bm25_weight: float = 1.0
     rrf_k: int = 60
+    named_boost: float = 1.0  # extra RRF votes for papers naming the question's named terms
 
     context_papers: int = 4  # papers shown to the generator (the rest are listed as retrieved)
     full_abstracts: int = 2  # the top papers go in whole; the others as their best chunk
@@ -61,7 +62,7 @@ class Settings(BaseSettings):
 
     # Grounding: thresholds calibrated on eval/questions.jsonl (see README "Quality").
     support_threshold: float = 0.55
-    refuse_threshold: float = 0.35
+    refuse_threshold: float = 0.15
     drop_unsupported: bool = False
     summary_candidates: int = 15
     summary_cut: float = 0.75  # keep papers whose relevance is within this share of the best

@@ -228,6 +228,38 @@ def test_other_profile_loads_once():
     assert [x.llm for x in eng.calls] == ["smollm2", "smollm2"]
 
 
+def test_serve_is_up_before_the_engine_has_loaded(monkeypatch, tmp_path):
+    """`rag serve` path: the page answers at once; the engine loads once, in the background."""
+    from rag.settings import Settings
+    from ui import app
+
+    eng = FakeEngine(token_delay=0)
+    loads = []
+
+    def fake_load(settings, *, ingest_seeds=False, report=None):
+        loads.append(ingest_seeds)
+        report("Indexing the seed abstracts (first start only)…")
+        time.sleep(2.0)
+        return eng
+
+    monkeypatch.setattr(app, "load_engine", fake_load)
+    demo = app.serve(Settings(data_dir=tmp_path, top_k=4, mode="bm25"), port=free_port(), auth="", block=False)
+    try:
+        holder = demo._iclr_holder
+        assert holder.state == "loading"
+        with urllib.request.urlopen(demo.local_url, timeout=10) as r:
+            assert r.status == 200
+        assert "Indexing the seed abstracts" in holder.progress
+        c = Client(demo.local_url, verbose=False)
+        _, _, data, _ = ask(c, "What does Celcomen do?", top_k=4, mode="bm25")
+        assert data["citations"]
+        ask(c, "How was it validated?", top_k=4, mode="bm25")
+        assert loads == [True]  # loaded once, seeds ingested on demand
+        assert [x.top_k for x in eng.calls] == [4, 4]
+    finally:
+        demo.close()
+
+
 # --------------------------------------------------------------------------- auth
 
 

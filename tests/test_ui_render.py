@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from rag.types import Answer, Citation, Hit, Paper, Sentence
+from rag.types import Answer, Citation, Hit, Sentence
 from tests.ui_support import UNTITLED, FakeEngine, corpus_papers, xss_paper
 from ui import render
 from ui.render import Turn
@@ -273,3 +273,19 @@ def test_answer_markdown_refusal_lists_related():
 def test_status_banner_escapes():
     html = render.render_status("error", "<img src=x>")
     assert "&lt;img" in html and 'class="status-banner error"' in html
+
+
+def test_markers_after_the_sentence_are_not_duplicated():
+    # the engine's Sentence.text may stop before the markers: "… data. [1]"
+    p = corpus_papers()[0]
+    c = Citation(n=1, paper_id=p.paper_id, title=p.title, source_file=p.source_file, index=p.index,
+                 quote=p.text[:20], spans=[(0, 20)])
+    a = Answer(question="q", answer="First claim. [1] Second claim. [1]", citations=[c],
+               sentences=[Sentence("First claim.", [1], True, 0.8), Sentence("Second claim.", [1], False, 0.1)],
+               retrieved=[Hit(p, 1.0)])
+    html = render.render_answer_body(a, 0)
+    assert html.count('class="cite-chip"') == 2
+    unsupported = re.search(r'<span class="unsupported".*?</span></span>', html).group(0)
+    assert "Second claim." in unsupported and 'data-n="1"' in unsupported  # its chip is dimmed with it
+    md = render.answer_markdown(a)
+    assert "First claim. [1] Second claim. [1] _(not found in the sources)_" in md

@@ -1,0 +1,83 @@
+"""eval/bench.py: report assembly on a synthetic result, worker plumbing, and (slow) real workers."""
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from eval import bench  # noqa: E402
+
+
+def fake_result() -> dict:
+    return {
+        "date": "2026-01-01T00:00:00+00:00", "threads": 2, "llm": "qwen0.5b", "embed_batch": 32, "top_k": 5,
+        "ingest": {"papers": {"corpus": "seeds"}, "raw_encode": {"chunks": 83, "chunks_per_s": 20.0, "peak_rss_mb": 700},
+                   "pipeline": {"chunks": 83, "chunks_per_s": 18.0, "peak_rss_mb": 900}, "ratio_chunks_per_s": 0.9},
+        "retrieval": {"seeds": {"papers": 38, "chunks": 83,
+                                "engine_hybrid": {"p50_ms": 60.0, "p95_ms": 90.0},
+                                "engine_dense": {"p50_ms": 30.0, "p95_ms": 40.0},
+                                "raw": {"p50_ms": 20.0, "p95_ms": 30.0},
+                                "ratio_hybrid_p50": 3.0, "ratio_hybrid_p95": 3.0, "ratio_dense_p50": 1.5,
+                                "ratio_dense_p95": 1.333},
+                      "large": {"error": "worker retrieval exited 1: boom"}},
+        "serve": {"generation": {"engine_first_token_s": 6.0, "bare_first_token_s": 5.0, "engine_tokens_per_s": 9.0,
+                                 "bare_tokens_per_s": 10.0, "ratio_first_token": 1.2, "ratio_tokens_per_s": 0.9},
+                  "end_to_end": {"engine_mean_s": 12.0, "baseline_mean_s": 10.0, "ratio": 1.2},
+                  "serving_peak_rss_mb": 2500.0},
+    }
+
+
+def test_summary_and_markdown_from_a_result():
+    res = fake_result()
+    res["summary"] = bench.summary(res)
+    s = res["summary"]
+    assert s["ingest_ratio_chunks_per_s"] == 0.9
+    assert s["retrieval_38_hybrid_ratio_p50"] == 3.0
+    assert s["retrieval_large_hybrid_ratio_p50"] is None  # the large part failed
+    assert s["generation_ratio_tokens_per_s"] == 0.9 and s["end_to_end_ratio_vs_baseline"] == 1.2
+    assert s["serving_peak_rss_mb"] == 2500.0 and s["full_ingest_embedded_s"] is None
+    md = bench.markdown(res)
+    assert "| 1. ingest chunks/s" in md and "0.900" in md
+    assert "retrieval hybrid p50 ms, 38 papers" in md
+    assert "not run (opt-in: --full-ingest)" in md
+    assert "## Errors" in md and "retrieval.large" in md
+    json.dumps(res)
+
+
+def test_helpers():
+    assert bench.ratio(3.0, 2.0) == 1.5 and bench.ratio(None, 2.0) is None and bench.ratio(1.0, 0) is None
+    assert bench.pct([1.0, 2.0, 3.0], 50) == 2.0
+    port = bench.free_port()
+    with socket.socket() as s:  # the port is free to bind right after
+        s.bind(("127.0.0.1", port))
+    assert bench.peak_rss_mb() > 10
+
+
+def test_failed_worker_is_an_error_entry_not_a_crash():
+    out = bench.run_worker("no_such_worker", {}, timeout=120)
+    assert "error" in out and "no_such_worker" in out["error"]
+
+
+@pytest.mark.slow
+def test_real_ingest_workers_on_seeds(tmp_path):
+    """Raw encode vs pipeline ingest on the 38 seeds, and ingest into a real `chroma run` server."""
+    from rag.settings import Settings
+
+    s = {k: (str(v) if isinstance(v, Path) else v) for k, v in Settings().model_dump().items()}
+    s.pop("chroma_url", None)
+    papers = {"corpus": "seeds"}
+    raw = bench.run_worker("raw_encode", {"settings": s, "papers": papers}, timeout=300)
+    ours = bench.run_worker("ingest", {"settings": dict(s, data_dir=str(tmp_path / "d")), "papers": papers}, timeout=300)
+    assert raw["chunks"] == ours["chunks"] == ours["added"] > 38
+    assert raw["chunks_per_s"] > 0 and ours["chunks_per_s"] > 0 and ours["peak_rss_mb"] > 100
+    srv = bench.run_worker("ingest_server", {"settings": dict(s, data_dir=str(tmp_path / "c")), "papers": papers,
+                                             "server_path": str(tmp_path / "srv")}, timeout=300)
+    assert srv.get("added") == ours["added"], srv
+    assert srv["server_peak_rss_mb"] and srv["server_peak_rss_mb"] > 10

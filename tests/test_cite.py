@@ -1,0 +1,93 @@
+"""The support judge, citation binding, extractive fallback and the answerability check."""
+import pytest
+
+from rag.cite import Judge, answerability, bind, extractive, named_terms, sentence_spans, split_markers
+from rag.types import Hit, Paper
+
+CEL = Paper("P1", "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
+            "neural network for spatial transcriptomics. We validate it on human glioblastoma and fetal spleen data, "
+            "reaching 93% accuracy.", "a.txt", 0, title="Celcomen")
+RL = Paper("P2", "We study offline reinforcement learning. Our agent, MR.Q, uses model-based representations and "
+           "matches strong baselines on 118 continuous-control tasks.", "a.txt", 1, title="MR.Q")
+
+
+@pytest.fixture(scope="module")
+def judge(embedder):
+    return Judge(embedder)
+
+
+def best(judge, claim, paper):
+    ev = judge.evidence([Hit(paper, 1.0)])
+    return float(judge.scores(claim, ev).max())
+
+
+def test_sentence_spans_keep_abbreviations_together():
+    text = "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!"
+    parts = [text[a:b] for a, b in sentence_spans(text)]
+    assert parts == ["We use e.g. GNNs as in Zhang et al. (2020).", "Results hold.", "Accuracy is 0.93 on v2.1 data!"]
+
+
+def test_split_markers():
+    assert split_markers("Celcomen is a GNN [1][3] .") == ("Celcomen is a GNN.", [1, 3])
+    assert split_markers("Both do [1, 2].") == ("Both do.", [1, 2])
+
+
+def test_judge_on_hand_made_pairs(judge):
+    supported = best(judge, "Celcomen is a generative graph neural network for spatial transcriptomics.", CEL)
+    paraphrased = best(judge, "The model is validated using data from glioblastoma and fetal spleen tissue.", CEL)
+    wrong_number = best(judge, "Celcomen reaches 71% accuracy.", CEL)
+    right_number = best(judge, "Celcomen reaches 93% accuracy.", CEL)
+    unrelated = best(judge, "The transformer is pretrained on ImageNet with a contrastive loss.", CEL)
+    from rag.settings import Settings
+
+    t = Settings().support_threshold
+    assert supported >= t and paraphrased >= t and right_number >= t
+    assert wrong_number < t and unrelated < t
+    assert right_number > wrong_number > 0
+
+
+def test_binding_reattributes_wrong_markers_and_drops_unsupported(judge):
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    raw = ("MR.Q uses model-based representations for continuous control [1]. "
+           "Celcomen is a generative graph neural network [1][7]. "
+           "It was trained on 5,000 GPUs in Antarctica [2].")
+    text, sents, cites = bind(raw, hits, judge, threshold=0.45)
+    assert [s.supported for s in sents] == [True, True, False]
+    # the first sentence cited [1] (Celcomen) but only MR.Q supports it -> re-attributed
+    by_n = {c.n: c for c in cites}
+    assert by_n[sents[0].citations[0]].paper_id == "P2"
+    assert by_n[sents[1].citations[0]].paper_id == "P1"
+    assert sents[2].citations == []  # unsupported: its marker is removed
+    assert "[7]" not in text and "[2]" not in text.split("Antarctica")[1]
+    # quotes are real sentences of the abstract, with offsets that round-trip
+    for c in cites:
+        paper = CEL if c.paper_id == "P1" else RL
+        assert paper.text[c.quote_start : c.quote_end] == c.quote
+    assert len(cites) == 2 and [c.n for c in cites] == [1, 2]
+
+
+def test_drop_unsupported_setting(judge):
+    hits = [Hit(CEL, 1.0)]
+    _, sents, _ = bind("Celcomen is a graph neural network [1]. Bananas are yellow [1].", hits, judge, 0.45,
+                       drop_unsupported=True)
+    assert [s.text for s in sents] == ["Celcomen is a graph neural network."]
+
+
+def test_extractive_answer_cites_every_sentence(judge):
+    out = extractive("What data is Celcomen validated on?", [Hit(CEL, 1.0), Hit(RL, 0.5)], judge)
+    assert "glioblastoma" in out and "[1]" in out
+    _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
+    assert sents and all(s.citations for s in sents)
+
+
+def test_named_terms_and_answerability(judge):
+    assert named_terms("What accuracy does MR.Q reach on GSM8K?") == {"mr.q", "gsm8k"}
+    assert named_terms("What does Celcomen do?") == {"celcomen"}
+    assert named_terms("How does the method work?") == set()
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    score, why = answerability("What FID does Celcomen get on ImageNet?", hits, judge)
+    assert score == 0.0 and "imagenet" in why
+    score, why = answerability("Does Celcomen beat MR.Q on continuous control?", hits, judge)
+    assert score == 0.0 and "no single source" in why  # needs both names in one abstract
+    assert answerability("Compare Celcomen and MR.Q.", hits, judge)[0] > 0  # comparisons may span papers
+    assert answerability("What does Celcomen do?", hits, judge)[0] > 0.3

@@ -1,0 +1,268 @@
+"""eval/: metric functions on hand-made rows, report assembly, and one real smoke run (slow)."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `eval` is a top-level folder of the repo, not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from eval import metrics as M  # noqa: E402
+from eval.calibrate import fuse  # noqa: E402
+from eval.run import load_questions, parse_compare, retrieval_query  # noqa: E402
+from rag.errors import UserError  # noqa: E402
+
+ID_MAP = {("a.txt", 0): "ID0", ("a.txt", 1): "ID1", ("b.txt", 3): "ID3"}
+
+
+def P(pid, f="x.jsonl", i=None):
+    return {"paper_id": pid, "source_file": f, "index": i}
+
+
+# ------------------------------------------------------------------ gold resolution
+
+
+def test_gold_by_file_index_resolves_to_id_and_matches_full_corpus_paper():
+    g = M.gold_keys({"file": "a.txt", "index": 1}, ID_MAP)
+    assert g == {"fi:a.txt#1", "id:ID1"}
+    # the same paper in the full corpus: other file, other index, same OpenReview id
+    assert M.match_gold(P("ID1", "iclr2025.jsonl", 4711), [g]) == 0
+    # the seed paper itself, matched by (file, index) even without an id
+    assert M.match_gold({"paper_id": "a#1", "source_file": "a.txt", "index": 1}, [g]) == 0
+    assert M.match_gold(P("ID0", "a.txt", 0), [g]) is None
+
+
+def test_gold_by_id_and_unresolvable_gold():
+    assert M.gold_keys({"id": "XYZ"}) == {"id:XYZ"}
+    assert M.gold_keys({"file": "zzz.txt", "index": 0}, ID_MAP) == {"fi:zzz.txt#0"}
+    with pytest.raises(ValueError):
+        M.gold_keys({"title": "no key"})
+
+
+def test_load_id_map_reads_seed_metadata():
+    m = M.load_id_map(ROOT / "seeds" / "metadata.jsonl")
+    assert len(m) == 38 and all(isinstance(v, str) and v for v in m.values())
+
+
+# ------------------------------------------------------------------ retrieval
+
+
+def test_ranks_hit_mrr_ndcg_single_gold():
+    gold = [M.gold_keys({"id": "G"})]
+    ranked = [P("a"), P("b"), P("G"), P("c")]
+    ranks = M.gold_ranks(ranked, gold)
+    assert ranks == [3]
+    assert M.hit_at_k(ranks, 1) == 0.0 and M.hit_at_k(ranks, 3) == 1.0 and M.hit_at_k(ranks, 5) == 1.0
+    assert M.reciprocal_rank(ranks) == pytest.approx(1 / 3)
+    assert M.ndcg_at_k(ranks, 10) == pytest.approx(1 / math.log2(4))
+    assert M.ndcg_at_k(ranks, 2) == 0.0
+
+
+def test_multi_gold_recall_ndcg_and_absent():
+    gold = [M.gold_keys({"id": "G1"}), M.gold_keys({"id": "G2"}), M.gold_keys({"id": "G3"})]
+    ranked = [P("G2"), P("x"), P("G1"), P("G2")]  # duplicate G2 counts once
+    ranks = M.gold_ranks(ranked, gold)
+    assert ranks == [3, 1, None]
+    assert M.hit_at_k(ranks, 1) == 1.0
+    assert M.recall_at_k(ranks, 1) == pytest.approx(1 / 3)
+    assert M.recall_at_k(ranks, 5) == pytest.approx(2 / 3)
+    assert M.reciprocal_rank(ranks) == 1.0
+    idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert M.ndcg_at_k(ranks, 10) == pytest.approx((1 + 1 / math.log2(4)) / idcg)
+    assert M.ndcg_at_k([1, 2], 10) == pytest.approx(1.0)
+    assert M.reciprocal_rank([None]) == 0.0 and M.hit_at_k([None], 20) == 0.0
+
+
+# ------------------------------------------------------------------ citations, facts, refusal
+
+
+def test_citation_precision_recall():
+    gold = [M.gold_keys({"id": "G1"}), M.gold_keys({"id": "G2"})]
+    cited = [P("G1"), P("x"), P("G1")]  # the same paper cited twice counts once
+    assert M.citation_precision(cited, gold) == pytest.approx(1 / 2)
+    assert M.citation_recall(cited, gold) == pytest.approx(1 / 2)
+    assert M.citation_precision([], gold) is None
+    assert M.citation_recall([], gold) == 0.0
+    assert M.citation_recall(cited, []) is None
+
+
+def test_content_tokens_rules():
+    assert M.content_tokens("The 135 distinct, chaotic systems!") == ["135", "distinct", "chaotic", "systems"]
+    assert M.content_tokens("d^{1/3}ε^{-2/3}") == ["1", "3", "ε", "2", "3"]  # 'd' is an NLTK stopword
+    assert M.content_tokens("of the and") == []
+
+
+def test_fact_recall_70_percent_rule():
+    # "ScanNet V2 (+5.3)" -> scannet v2 5 3 : 4 tokens
+    fact = "ScanNet V2 (+5.3)"
+    assert M.fact_found(fact, "DEST gains +5.3 AP50 on ScanNet V2 [1].")
+    assert M.fact_found(fact, "On ScanNet V2 it gains 5 points.")  # 3/4 = 0.75 >= 0.7
+    assert not M.fact_found(fact, "On ScanNet it gains 5.")  # 2/4 = 0.5
+    # 10 tokens: 7 present counts, 6 does not
+    fact10 = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    assert M.fact_found(fact10, "alpha beta gamma delta epsilon zeta eta")
+    assert not M.fact_found(fact10, "alpha beta gamma delta epsilon zeta")
+    # stopwords don't count, punctuation and case are ignored
+    assert M.fact_found("The Law of the Weakest Link", "a law: weakest-link")
+    # citation markers are not numbers of the answer
+    assert not M.fact_found("135 systems", "It tests systems [135].")
+    assert M.fact_recall(["135 distinct chaotic dynamical systems", "10^8 timepoints"],
+                         "They use 135 distinct chaotic dynamical systems [1].") == 0.5
+    assert M.fact_recall([], "anything") is None
+
+
+def test_supported_share_and_abstain_detection():
+    sents = [{"supported": True}, {"supported": False}, {"supported": True}, {"supported": True}]
+    assert M.supported_share(sents) == 0.75
+    assert M.supported_share(sents, fallback=True) == 0.0
+    assert M.supported_share([]) is None
+    assert M.abstains("The indexed abstracts don't answer this question.")
+    assert M.abstains("The abstracts do not mention the number of GPU hours.")
+    assert M.abstains("This information is not provided in the abstracts [1].")
+    assert not M.abstains("DEST improves AP50 by 5.3 on ScanNet V2 [1].")
+
+
+def test_percentile():
+    assert M.percentile([], 50) is None
+    assert M.percentile([3.0], 95) == 3.0
+    assert M.percentile([1, 2, 3, 4], 50) == 2.5
+    assert M.percentile(list(range(1, 101)), 95) == pytest.approx(95.05)
+
+
+# ------------------------------------------------------------------ rows -> report
+
+
+def _row(qid, qtype, gold_ids, ranked, cited=(), answer="", facts=(), refused=False, total=1.0, sentences=None,
+         fallback=False):
+    gold = [M.gold_keys({"id": g}) for g in gold_ids]
+    row = {"id": qid, "type": qtype, "config": "hybrid", "answerable": bool(gold), "generated": True,
+           "ranked": [P(x) for x in ranked], "cited": [P(x) for x in cited], "answer": answer,
+           "facts": list(facts), "refused": refused, "abstained": False, "fallback": fallback,
+           "sentences": sentences if sentences is not None else [{"supported": True}],
+           "timings": {"total_s": total, "retrieve_s": 0.1}, "gold_keys": [sorted(g) for g in gold]}
+    row["scores"] = M.score_row(row, gold, depth=5)
+    return row
+
+
+def test_report_aggregates_by_type_and_refusal_rates():
+    rows = [
+        _row("q1", "factoid", ["A"], ["A", "B"], cited=["A"], answer="alpha beta", facts=["alpha beta", "gamma"],
+             total=2.0),
+        _row("q2", "factoid", ["C"], ["B", "D", "E", "F", "G"], cited=["B"], answer="nothing", facts=["delta"],
+             total=4.0, sentences=[{"supported": False}, {"supported": True}]),
+        _row("q3", "paraphrase", ["D"], ["X", "D"], refused=True, facts=["delta"], total=0.5, sentences=[]),
+        _row("q4", "unanswerable", [], ["A"], refused=True, total=0.3, sentences=[]),
+        _row("q5", "unanswerable", [], ["A"], cited=["A"], answer="made up", total=3.0),
+    ]
+    rep = M.build_report(rows, depth=5)
+    r = rep["retrieval"]
+    assert r["n"] == 3
+    assert r["hit_at_1"] == pytest.approx(1 / 3)
+    assert r["hit_at_5"] == pytest.approx(2 / 3)
+    assert r["mrr"] == pytest.approx((1 + 0 + 0.5) / 3)
+    c = rep["citations"]
+    assert c["precision"] == pytest.approx(0.5)  # q1: 1, q2: 0, q3 refused: excluded
+    assert c["recall"] == pytest.approx(1 / 3)  # q3 refused counts 0
+    assert c["supported_rate"] == pytest.approx((1 + 0.5) / 2)  # answered answerable only
+    assert rep["answers"]["fact_recall"] == pytest.approx((0.5 + 0 + 0) / 3)
+    assert rep["unanswerable"]["refusal_rate"] == 0.5
+    assert rep["answerable"]["false_refusal_rate"] == pytest.approx(1 / 3)
+    assert rep["latency"]["p50_s"] == 2.0
+    assert rep["latency"]["p95_s"] == pytest.approx(3.8)
+    assert set(rep["by_type"]) == {"factoid", "paraphrase", "unanswerable"}
+    assert rep["by_type"]["factoid"]["retrieval"]["hit_at_1"] == 0.5
+    assert rep["by_type"]["unanswerable"]["retrieval"]["hit_at_1"] is None
+    assert rep["specific"]["hit_at_5"] == pytest.approx(2 / 3)  # factoid + paraphrase
+    json.dumps(rep)  # serialisable
+
+
+def test_errors_are_reported_not_scored():
+    good = _row("q1", "factoid", ["A"], ["A"])
+    bad = {"id": "q2", "type": "factoid", "config": "hybrid", "answerable": True, "error": "Boom: x", "scores": {}}
+    rep = M.build_report([good, bad], depth=5)
+    assert rep["n"] == 1 and rep["errors"] == [{"id": "q2", "error": "Boom: x"}]
+
+
+def test_refusal_sweep():
+    rows = [{"answerable": False, "features": {"relevance": 0.3}}, {"answerable": False, "features": {"relevance": 0.6}},
+            {"answerable": True, "features": {"relevance": 0.4}}]
+    sw = {x["threshold"]: x for x in M.refusal_sweep(rows, [0.35, 0.5])}
+    assert sw[0.35]["refusal_rate"] == 0.5 and sw[0.35]["false_refusal_rate"] == 0.0
+    assert sw[0.5]["false_refusal_rate"] == 1.0
+
+
+# ------------------------------------------------------------------ runner helpers
+
+
+def test_fuse_replays_weighted_rrf():
+    sides = {"dense": [["a", 0.9], ["b", 0.8]], "bm25": [["b", 7.0], ["c", 3.0]]}
+    assert fuse(sides, 1.0, 0.6, 60) == ["b", "a", "c"]
+    assert fuse(sides, 1.0, 0.0, 60)[:2] == ["a", "b"]
+    assert fuse(sides, 1.0, 1.0, 60, mode="bm25") == ["b", "c"]
+
+
+def test_question_loading_limit_is_stratified_and_followups_keep_history(tmp_path):
+    qs = load_questions(ROOT / "eval" / "questions.jsonl", limit=14)
+    assert len(qs) == 14
+    assert {q["type"] for q in qs} == {"factoid", "which", "summary", "multi", "paraphrase", "unanswerable", "followup"}
+    fu = next(q for q in qs if q["type"] == "followup")
+    assert fu["history"] and retrieval_query(fu).endswith(f"({fu['history'][-1]})")
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": "x", "question": "?"}\n')
+    with pytest.raises(UserError, match="type"):
+        load_questions(bad)
+    with pytest.raises(UserError, match="not found"):
+        load_questions(tmp_path / "missing.jsonl")
+
+
+def test_parse_compare():
+    assert parse_compare(None, "hybrid") == ["hybrid"]
+    assert parse_compare("dense, bm25,hybrid,baseline,dense", "hybrid") == ["dense", "bm25", "hybrid", "baseline"]
+    with pytest.raises(UserError):
+        parse_compare("dense,sparse", "hybrid")
+
+
+# ------------------------------------------------------------------ real smoke run
+
+
+@pytest.mark.slow
+def test_real_eval_smoke(tmp_path):
+    """5 questions (factoid, which, paraphrase, unanswerable, follow-up) through the real models on the seeds."""
+    from eval.run import main
+    from rag.settings import Settings
+
+    src = [json.loads(x) for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines() if x.strip()]
+    pick = {"q001", "q026", "q052", "q068", "q078"}
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text("".join(json.dumps(q) + "\n" for q in src if q["id"] in pick))
+    out = tmp_path / "out"
+    rep = main(qfile, "seeds", out, None, None, Settings(data_dir=tmp_path / "unused", max_new_tokens=64),
+               progress=False)
+    saved = json.loads((out / "report.json").read_text())
+    for sec, key in [("retrieval", "hit_at_1"), ("retrieval", "hit_at_5"), ("retrieval", "mrr"),
+                     ("retrieval", "ndcg_at_10"), ("citations", "precision"), ("citations", "recall"),
+                     ("citations", "supported_rate"), ("answers", "fact_recall"), ("unanswerable", "refusal_rate"),
+                     ("answerable", "false_refusal_rate"), ("latency", "p50_s"), ("latency", "p95_s"),
+                     ("specific", "hit_at_5")]:
+        assert key in saved[sec], (sec, key)
+        v = saved[sec][key]
+        assert v is None or (0.0 <= v <= (1e4 if sec == "latency" else 1.0)), (sec, key, v)
+    assert saved["retrieval"]["hit_at_5"] == 1.0  # the seeds are easy: every gold paper is in the top 5
+    assert saved["latency"]["p50_s"] > 0 and saved["latency"]["p95_s"] >= saved["latency"]["p50_s"]
+    assert set(saved["by_type"]) == {"factoid", "which", "paraphrase", "unanswerable", "followup"}
+    assert saved["config"]["corpus"]["papers"] == 38 and saved["config"]["top_k"] == 5
+    assert saved["config"]["models"]["llm"]
+    assert not saved["errors"]
+    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 5 and all(r["generated"] for r in rows)
+    fu = next(r for r in rows if r["type"] == "followup")
+    assert fu["history"] and fu["standalone"]
+    for png in ("by_type.png", "recall_at_k.png", "latency.png"):
+        assert (out / png).stat().st_size > 1000
+    assert "## Summary" in (out / "report.md").read_text()
+    assert rep["n"] == 5

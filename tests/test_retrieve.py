@@ -1,0 +1,56 @@
+import pytest
+
+from rag.settings import Settings
+from tests.conftest import CELCOMEN
+
+
+def _key(hit):
+    return (hit.paper.source_file, hit.paper.index)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25"])
+def test_named_method_ranks_first(seed_engine, mode):
+    hits = seed_engine.retriever.retrieve("What does Celcomen do?", 5, mode)
+    assert _key(hits[0]) == CELCOMEN
+
+
+def test_results_are_distinct_papers_with_their_chunks(seed_engine):
+    hits = seed_engine.retriever.retrieve("reinforcement learning policy", 5, "hybrid")
+    assert len(hits) == 5
+    assert len({h.paper.paper_id for h in hits}) == 5
+    for h in hits:
+        assert h.chunks and all(c.paper_id == h.paper.paper_id for c in h.chunks)
+        assert all(h.paper.text[c.start : c.end] == c.text for c in h.chunks)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_dense_mode_finds_paraphrase(seed_engine):
+    hits = seed_engine.retriever.retrieve("re-identifying people across different surveillance cameras", 3, "dense")
+    assert any(_key(h) == ("002_fdada5ea96b8bec8.txt", 0) for h in hits)
+
+
+def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp_path, seed_papers):
+    from rag.index import Index
+    from rag.retrieve import Retriever
+
+    s = Settings(data_dir=tmp_path / "d")
+    index = Index(s)
+    index.ingest(seed_papers[:10], embedder, progress=False)
+    r = Retriever(index, embedder, s)
+    fp = r.bm25().fingerprint
+    assert (s.data_dir / "bm25" / f"bm25-{fp}" / "retriever.json").exists()
+    index.ingest(seed_papers, embedder, progress=False)
+    assert _key(r.retrieve("What does Celcomen do?", 3, "bm25")[0]) == CELCOMEN  # rebuilt, not stale
+    assert r.bm25().fingerprint != fp
+
+
+def test_followup_is_condensed_with_history(seed_engine, fake_llm):
+    fake_llm.reply = lambda m: "What datasets was it validated on?"  # a poor rewrite that lost the subject
+    history = [{"role": "user", "content": "What does Celcomen do?"},
+               {"role": "assistant", "content": "Celcomen is a generative graph neural network [1]."}]
+    standalone = seed_engine.condense("What datasets did they validate it on?", history)
+    assert "Celcomen" in standalone
+    hits = seed_engine.retriever.retrieve(standalone, 5, "hybrid")
+    assert _key(hits[0]) == CELCOMEN
+    # and the prompt that condensed it saw the earlier turn
+    assert "What does Celcomen do?" in fake_llm.calls[0][-1]["content"]
