@@ -4,6 +4,7 @@ UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code 
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Iterator
 
@@ -15,6 +16,10 @@ from rag.models import LLM, get_embedder, load_llm
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit
+
+
+# "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
+_INTRODUCES = re.compile(r"\b(?:introduce|propose|present)s?\s+(?:\w+\s+){0,1}?([A-Z][A-Za-z0-9.\-]*[A-Z0-9][A-Za-z0-9.\-]*|[A-Z][a-z]+[A-Z]\w*|[A-Z][a-z]{3,}(?=, an? ))[,(]")
 
 
 def check_question(question: str, settings: Settings) -> str:
@@ -49,9 +54,27 @@ class Engine:
             self._llm = load_llm(self.settings.llm, self.settings)
         return self._llm
 
+    @property
+    def llm_profile(self) -> str:
+        return self._llm.name if self._llm else self.settings.llm
+
+    def ingest(self, paths=None, progress: bool = False):
+        """Parse every file first (a bad file stops all), then index; BM25 rebuilds on next query."""
+        from rag.corpus import expand_paths, read_file
+        from rag.settings import SEEDS_DIR
+
+        papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
+        report = self.index.ingest(papers, self.embedder, progress=progress)
+        self.retriever.refresh()
+        return report
+
+    def ingest_if_empty(self, paths=None):
+        """The run command's first start: index the seeds when nothing is indexed yet."""
+        return self.ingest(paths) if self.index.count() == 0 else None
+
     def with_llm(self, name: str) -> "Engine":
         """An engine sharing index, embedder and retriever, with another generator (loaded on demand)."""
-        if name == (self._llm.name if self._llm else self.settings.llm):
+        if name == self.llm_profile:
             return self
         if name not in self._siblings:
             other = Engine.__new__(Engine)
@@ -68,13 +91,16 @@ class Engine:
             self.retriever.bm25()
 
     def example_questions(self, n: int = 5) -> list[str]:
-        got = self.index.papers.get(limit=200, include=["metadatas"])
-        titles = [m["title"] for m in got["metadatas"] if m.get("title")]
-        out = []
-        step = max(1, len(titles) // n)
-        for t in titles[::step][:n]:
-            out.append(f"What does the paper \"{t}\" propose?")
-        return out
+        """Questions drawn from the corpus: about a named method an abstract introduces, else its title."""
+        got = self.index.papers.get(limit=300, include=["documents", "metadatas"])
+        named, titled = [], []
+        for doc, m in zip(got["documents"], got["metadatas"]):
+            hit = _INTRODUCES.search(doc)
+            if hit and len(hit.group(1)) <= 24:
+                named.append(f"What does {hit.group(1)} do?")
+            elif m.get("title") and len(m["title"]) < 90:
+                titled.append(f"What is the main finding of “{m['title']}”?")
+        return (named[: max(1, n - 2)] + titled)[:n]
 
     def _require_index(self) -> None:
         if self.index.count() == 0:

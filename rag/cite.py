@@ -15,6 +15,7 @@ from rag.types import Citation, Hit, Sentence
 
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
+_TRAILING_MARKERS = re.compile(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
@@ -150,6 +151,8 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
     Returns (answer text with renumbered markers, sentences, citations).
     """
     evidence = judge.evidence(hits)
+    # "Claim. [1] Next claim." -> "Claim [1]. Next claim.": markers belong to the sentence before them
+    answer_text = _TRAILING_MARKERS.sub(r"\2\1", answer_text)
     pieces = [answer_text[a:b] for a, b in sentence_spans(answer_text)]
     numbering: dict[int, int] = {}  # source position -> final [n]
     best_for: dict[int, tuple[float, Evidence]] = {}

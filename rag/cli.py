@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from rag.errors import UserError
-from rag.settings import SEEDS_DIR, Settings
+from rag.settings import Settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Cited answers about ICLR 2025 papers, offline.")
 
@@ -105,15 +105,9 @@ def ingest(
     chunk_size: ChunkSize = None, chunk_overlap: ChunkOverlap = None, threads: Threads = None,
 ):
     """Chunk, embed and store abstracts. Re-running skips unchanged abstracts."""
-    from rag.corpus import expand_paths, read_file
-    from rag.index import Index
-    from rag.models import get_embedder
-
     s = make_settings(data_dir=data_dir, chroma_url=chroma_url, collection=collection,
                       chunk_size=chunk_size, chunk_overlap=chunk_overlap, threads=threads)
-    files = expand_paths(paths or [SEEDS_DIR])
-    papers = [p for f in files for p in read_file(f)]  # parse everything first: a bad file stops all
-    report = Index(s).ingest(papers, get_embedder(s), progress=True)
+    report = _engine(s).ingest(paths, progress=True)
     if json_out:
         typer.echo(json.dumps(report.to_json()))
     else:

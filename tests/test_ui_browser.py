@@ -227,7 +227,8 @@ def test_hostile_abstract_neither_executes_nor_loads(open_page):
 def test_page_shows_loading_then_enables_asking(open_page):
     from ui.app import EngineHolder
 
-    holder = EngineHolder(loader=SlowLoader(FakeEngine(token_delay=0), delay=4.0)).start()
+    loader = SlowLoader(FakeEngine(token_delay=0), delay=0.5, gated=True)
+    holder = EngineHolder(loader=loader).start()
     with running_app(holder) as (url, _):
         p = open_page(url)
         page = p.page
@@ -235,6 +236,7 @@ def test_page_shows_loading_then_enables_asking(open_page):
         assert "Loading" in page.locator(".status-banner").inner_text()
         assert page.locator("#send").is_disabled()
         p.shot("ui-loading.png")
+        loader.release()
         p.wait_ready()
         assert page.locator("#send").is_enabled()
         page.wait_for_selector("#examples button.example-q", timeout=T)

@@ -193,6 +193,11 @@ class FakeEngine:
         return self._shared["calls"]
 
     @property
+    def profile_loads(self) -> dict[str, int]:
+        """How many times each other LLM profile was loaded."""
+        return dict(self._shared.get("loads", {}))
+
+    @property
     def max_active(self) -> int:
         """The most streams that ran at the same time (the UI should serialize them)."""
         return self._shared["max_active"]
@@ -202,6 +207,9 @@ class FakeEngine:
         with self._shared["lock"]:
             eng = self._shared["profiles"].get(name)
         if eng is None:
+            with self._shared["lock"]:
+                loads = self._shared.setdefault("loads", {})
+                loads[name] = loads.get(name, 0) + 1
             time.sleep(self.profile_load_delay)
             eng = FakeEngine(
                 self.papers,
@@ -323,12 +331,20 @@ class FakeEngine:
 
 
 class SlowLoader:
-    """A factory that takes `delay` seconds to build the engine (to test the loading state)."""
+    """A factory that builds the engine slowly (to test the loading state): it waits `delay`
+    seconds, or with `gated=True` until the test calls `release()` (deterministic under load)."""
 
-    def __init__(self, engine, delay: float = 2.0, fail: bool = False):
+    def __init__(self, engine, delay: float = 2.0, fail: bool = False, gated: bool = False):
         self.engine, self.delay, self.fail = engine, delay, fail
+        self.gate = threading.Event()
+        if not gated:
+            self.gate.set()
+
+    def release(self):
+        self.gate.set()
 
     def __call__(self):
+        self.gate.wait(300)
         time.sleep(self.delay)
         if self.fail:
             raise RuntimeError("weights file is corrupt (simulated)")

@@ -194,6 +194,12 @@ class Session:
 
     turns: list[Turn] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)  # [{"role", "content"}] sent to the engine
+    epoch: int = 0  # bumped by New chat, so an answer still in flight can't write into the new chat
+
+    def reset(self) -> None:
+        self.turns.clear()
+        self.history.clear()
+        self.epoch += 1
 
 
 def _latest_answer(session: Session) -> Answer | None:
@@ -253,7 +259,7 @@ def build_app(
             *btns,
         )
 
-    def submit_question(message: str, session: Session, task_label: str):
+    def submit_question(message: str, session: Session, task_label: str, show_scores: bool):
         """Step 1 (fast, not serialized): show the question at once and queue it."""
         text = (message or "").strip()
         if not text:
@@ -265,7 +271,7 @@ def build_app(
         session.turns.append(turn)
         return (
             render.render_chat(_view_turns(session)),
-            render.render_sources(session.turns),
+            render.render_sources(session.turns, show_scores=show_scores),
             session,
             "",  # clear the textbox
             "",  # clear the hint
@@ -275,14 +281,24 @@ def build_app(
 
     def stream_answer(session: Session, top_k: float, mode: str, profile: str, show_scores: bool):
         """Step 2 (serialized on the LLM): stream the pending question's answer."""
-        yield from _run_pending(session, top_k, mode, profile, show_scores)
+        produced = False
+        for out in _run_pending(session, top_k, mode, profile, show_scores):
+            produced = True
+            yield out
+        if not produced:  # an earlier run already answered it: change nothing
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
 
     def _run_pending(session, top_k, mode, profile, show_scores) -> Iterator[tuple]:
-        """Yields (chat_html, sources_html, session, answer_json, restore_question)."""
-        turn = session.turns[-1] if session.turns else None
-        if turn is None or turn.status != "queued":
-            return
-        idx = len(session.turns) - 1
+        """Answer this session's queued questions, oldest first (a second question may be typed
+        while one streams). Yields (chat_html, sources_html, session, answer_json, restore)."""
+        while True:
+            turn = next((t for t in session.turns if t.status == "queued"), None)
+            if turn is None:
+                return
+            yield from _answer_turn(session, turn, top_k, mode, profile, show_scores)
+
+    def _answer_turn(session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
+        epoch = session.epoch
         turn.status = "streaming"
         turn.show_scores = bool(show_scores)
 
@@ -323,10 +339,11 @@ def build_app(
             if turn.answer is None:
                 raise RuntimeError("the engine finished without an answer")
             turn.status = "done"
-            session.history += [
-                {"role": "user", "content": turn.question},
-                {"role": "assistant", "content": turn.answer.answer},
-            ]
+            if session.epoch == epoch:
+                session.history += [
+                    {"role": "user", "content": turn.question},
+                    {"role": "assistant", "content": turn.answer.answer},
+                ]
         except UserError as e:
             turn.status, turn.error = "error", str(e) or "That question can't be answered as typed."
             restore = turn.question  # give the text back so it can be fixed
@@ -361,10 +378,11 @@ def build_app(
         ):
             yield chat_html, sources_html, sess, data
 
-    def new_chat():
+    def new_chat(session: Session):
         """Forget this session's conversation."""
+        session.reset()
         exs = holder.examples(n_examples)
-        return (Session(), render.render_chat([]), render.render_sources([]), "",
+        return (session, render.render_chat([]), render.render_sources([]), "",
                 gr.update(visible=bool(exs)), gr.update(visible=False, value=""), None)
 
     def rerender_sources(session: Session, show_scores: bool):
@@ -402,8 +420,8 @@ def build_app(
             with gr.Column(scale=3, min_width=320):
                 gr.HTML(
                     '<div id="app-header"><h1>ICLR 2025 · Ask the abstracts</h1>'
-                    "<p>Answers come only from the 11,672 submission abstracts, and every claim "
-                    "links to the sentence that supports it.</p></div>",
+                    "<p>Answers come only from the indexed submission abstracts, and every cited "
+                    "claim links to the sentence that supports it.</p></div>",
                     apply_default_css=False,
                 )
             with gr.Column(scale=2, min_width=260, elem_id="status-row"):
@@ -420,7 +438,7 @@ def build_app(
                 with gr.Group(elem_id="composer"):
                     question = gr.Textbox(
                         placeholder="Ask about ICLR 2025 papers, e.g. “What does Celcomen do?”",
-                        show_label=False, lines=2, max_lines=8, autofocus=True, elem_id="question",
+                        show_label=False, lines=1, max_lines=8, autofocus=True, elem_id="question",
                     )
                 with gr.Row(elem_id="controls"):
                     task = gr.Radio(list(TASKS), value="Answer", show_label=False, container=False,
@@ -430,7 +448,8 @@ def build_app(
                     clear = gr.Button("New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90)
                 hint = gr.HTML("", elem_id="hint", apply_default_css=False)
                 with gr.Row(elem_id="copy-row"):
-                    copy_btn = gr.Button("Copy answer with references", size="sm", elem_id="copy-btn")
+                    copy_btn = gr.Button("Copy answer with references", size="sm", variant="secondary",
+                                         elem_id="copy-btn", scale=0, min_width=240)
                 copy_box = gr.Textbox(label="Answer with references (Markdown)", visible=False, lines=8,
                                       max_lines=20, interactive=False, buttons=["copy"], elem_id="copy-box")
                 with gr.Accordion("Settings", open=False, elem_id="settings"):
@@ -463,14 +482,15 @@ def build_app(
         for trigger, inp in [(question.submit, question), (send.click, question)] + [
             (b.click, b) for b in ex_buttons
         ]:
-            ev = trigger(submit_question, [inp, session, task], step1_out, api_visibility="private",
-                         concurrency_limit=None, show_progress="hidden")
+            # "multiple": a question typed while another streams is queued, not dropped
+            ev = trigger(submit_question, [inp, session, task, show_scores], step1_out, api_visibility="private",
+                         concurrency_limit=None, show_progress="hidden", trigger_mode="multiple")
             streams.append(ev.then(stream_answer, step2_in, step2_out, api_visibility="undocumented",
-                                   show_progress="hidden", **llm))
+                                   show_progress="hidden", trigger_mode="multiple", **llm))
 
         api_ev = api_ask.click(ask, [question, task, top_k, mode, profile, session],
                                [chat, sources, session, answer_json], api_name="ask", **llm)
-        clear.click(new_chat, None, [session, chat, sources, hint, examples_box, copy_box, answer_json],
+        clear.click(new_chat, [session], [session, chat, sources, hint, examples_box, copy_box, answer_json],
                     api_name="new_chat", cancels=streams + [api_ev], concurrency_limit=None)
         show_scores.change(rerender_sources, [session, show_scores], [sources], api_visibility="private",
                            concurrency_limit=None, show_progress="hidden")
@@ -589,12 +609,8 @@ def load_engine(settings: Any, *, ingest_seeds: bool = False,
     report("Loading the embedding model and the index…")
     engine = Engine(settings)
     if ingest_seeds and engine.index.count() == 0:
-        from rag.corpus import expand_paths, read_file
-        from rag.settings import SEEDS_DIR
-
         report("Indexing the seed abstracts (first start only)…")
-        papers = [p for f in expand_paths([SEEDS_DIR]) for p in read_file(f)]
-        engine.index.ingest(papers, engine.embedder, progress=False)
+        engine.ingest_if_empty()
     report(f"Loading the language model {getattr(settings, 'llm', '')}… the first start can take a minute.")
     warm = getattr(engine, "warm_up", None)
     if callable(warm):

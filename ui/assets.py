@@ -22,8 +22,8 @@ footer { display: none !important; }
 
 /* header */
 #app-header { padding: 4px 2px 0 2px; }
-#app-header h1 { font-size: 1.35rem; font-weight: 650; margin: 0; color: var(--ink); letter-spacing: -0.01em; }
-#app-header p { margin: 2px 0 0 0; color: var(--muted); font-size: 0.92rem; }
+#app-header h1 { font-size: 1.35rem; font-weight: 650; margin: 0; color: var(--body-text-color, var(--ink)); letter-spacing: -0.01em; }
+#app-header p { margin: 2px 0 0 0; color: var(--body-text-color-subdued, var(--muted)); font-size: 0.92rem; }
 .status-banner { display: inline-flex; align-items: center; gap: 8px; font-size: 0.86rem;
                  padding: 5px 12px; border-radius: 999px; border: 1px solid var(--line); background: #fff; color: var(--muted); }
 .status-banner.loading { background: #fff8e6; border-color: #f5d48a; color: #7a5200; }
@@ -83,7 +83,7 @@ footer { display: none !important; }
 /* composer */
 #composer { border-radius: 12px; }
 #composer textarea { font-size: 0.98rem !important; }
-#hint { min-height: 0; }
+#hint:not(:has(.hint)) { display: none !important; }
 .hint { font-size: 0.86rem; color: #b54708; padding: 2px 4px; }
 #examples { display: grid !important; grid-template-columns: 1fr 1fr; gap: 8px; }
 #examples > .block { grid-column: 1 / -1; }
@@ -91,7 +91,7 @@ footer { display: none !important; }
                        background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 10px 12px;
                        color: var(--ink); box-shadow: none; white-space: normal; height: 100%; }
 #examples .example-q:hover { border-color: #c5d0fa; background: var(--chip-bg); }
-#examples-label { font-size: 0.82rem; color: var(--muted); padding-left: 2px; }
+#examples-label { font-size: 0.82rem; color: var(--body-text-color-subdued, var(--muted)); padding-left: 2px; }
 
 /* sources */
 #sources { height: min(64vh, 720px) !important; overflow-y: auto !important; border: 1px solid var(--line) !important;

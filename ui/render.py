@@ -21,6 +21,7 @@ from rag.types import Answer, Citation, Hit, Paper
 
 # [1]  [1, 2]  [1,2]  (also matches each of [1][2])
 MARKER_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+_TRAILING_MARKERS_RE = re.compile(r"(?:[ \t]*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])+")
 _SAFE_URL_RE = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/[A-Za-z0-9._~\-/%?=&#+]*)?$")
 
 NOT_FOUND = "not found in the sources"
@@ -155,10 +156,6 @@ def render_inline(
     return "".join(out).replace("\n", "<br>")
 
 
-def strip_markers(text: str) -> str:
-    return re.sub(r"\s+([.,;:])", r"\1", MARKER_RE.sub("", text)).strip()
-
-
 # --------------------------------------------------------------------------- answers
 
 
@@ -182,8 +179,13 @@ def _segments(answer: Answer) -> list[tuple[str, bool | None, list[int]]]:
             continue
         if i > pos:
             segs.append((text[pos:i], None, []))
-        segs.append((st, bool(sent.supported), list(sent.citations or [])))
-        pos = i + len(st)
+        end = i + len(st)
+        # markers written just after the sentence ("… data. [1]") belong to it
+        trail = _TRAILING_MARKERS_RE.match(text, end)
+        if trail:
+            end = trail.end()
+        segs.append((text[i:end], bool(sent.supported), list(sent.citations or [])))
+        pos = end
     if pos < len(text):
         segs.append((text[pos:], None, []))
     for sent in missing:
