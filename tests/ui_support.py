@@ -2,10 +2,10 @@
 corpus of real ICLR 2025 abstracts, a crafted XSS abstract, and helpers to run the app on a
 free loopback port.
 
-The FakeEngine implements exactly what `ui/` calls on `rag.answer.Engine`:
-`stream(question, history, *, top_k, mode, task)` yields token strings then one `Answer`;
-`with_llm(name)`; `example_questions(n)`. It records every call in `engine.calls` so tests can
-check which history each session sent.
+The FakeEngine has the attributes of `rag.answer.Engine` that `ui/` uses: `settings`,
+`llm_profile`, `stream(question, history, *, top_k, mode, task)` (token strings, then one
+`Answer`), `with_llm(name)`, `example_questions(n)`, `warm_up()` and `ingest_if_empty()`. It
+records every call in `engine.calls` so tests can check which history each session sent.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from rag.errors import UserError
+from rag.settings import Settings
 from rag.types import Answer, Citation, Hit, Paper, Sentence
 
 CORPUS_ROWS = [
@@ -175,9 +176,8 @@ class FakeEngine:
     ):
         self.papers = papers if papers is not None else corpus_papers()
         self.token_delay = token_delay
-        self.llm_name = llm_name
         self.profile_load_delay = profile_load_delay
-        self.max_question_chars = max_question_chars
+        self.settings = Settings(llm=llm_name, max_question_chars=max_question_chars)
         self._shared = _shared if _shared is not None else {
             "calls": [],
             "lock": threading.Lock(),
@@ -203,6 +203,17 @@ class FakeEngine:
         return self._shared["max_active"]
 
     # -- protocol
+    @property
+    def llm_profile(self) -> str:
+        return self.settings.llm
+
+    def warm_up(self) -> None:
+        """Nothing to load."""
+
+    def ingest_if_empty(self, paths=None):
+        """The corpus is in memory: nothing to index."""
+        return None
+
     def with_llm(self, name: str) -> "FakeEngine":
         with self._shared["lock"]:
             eng = self._shared["profiles"].get(name)
@@ -216,7 +227,7 @@ class FakeEngine:
                 token_delay=self.token_delay,
                 llm_name=name,
                 profile_load_delay=self.profile_load_delay,
-                max_question_chars=self.max_question_chars,
+                max_question_chars=self.settings.max_question_chars,
                 _shared=self._shared,
             )
         return eng
@@ -250,15 +261,16 @@ class FakeEngine:
         question = (question or "").strip()
         if not question:
             raise UserError("Please type a question.")
-        if len(question) > self.max_question_chars:
+        limit = self.settings.max_question_chars
+        if len(question) > limit:
             raise UserError(
                 f"Your question is {len(question):,} characters long; the limit is "
-                f"{self.max_question_chars:,}. Please shorten it."
+                f"{limit:,}. Please shorten it."
             )
         history = [dict(m) for m in (history or [])]
         shared = self._shared
         with shared["lock"]:
-            shared["calls"].append(Call(question, history, top_k, mode, task, self.llm_name))
+            shared["calls"].append(Call(question, history, top_k, mode, task, self.llm_profile))
             shared["active"] += 1
             shared["max_active"] = max(shared["max_active"], shared["active"])
         try:

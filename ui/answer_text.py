@@ -1,0 +1,123 @@
+"""An Answer as text: its sentence segments, citation labels and the copy-Markdown.
+
+Nothing here emits HTML; `ui.render` and `ui.sources_html` escape what they take from here.
+"""
+from __future__ import annotations
+
+import re
+
+from rag.types import Answer, Citation, Paper
+from ui.safe_html import safe_url
+
+_NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
+# [1]  [1, 2]  [1,2]  (also matches each of [1][2])
+MARKER_RE = re.compile(rf"\[({_NUMBERS})\]")
+_TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*\[{_NUMBERS}\])+")
+
+NOT_FOUND = "not found in the sources"
+REFUSAL = "The indexed abstracts don't answer this question."
+
+Segment = tuple[str, bool | None, list[int]]  # (text, supported, citation numbers)
+
+
+def marker_numbers(group: str) -> list[int]:
+    """The citation numbers inside one marker's brackets."""
+    return [int(x) for x in re.split(r"\s*[,;]\s*", group.strip()) if x]
+
+
+def segments(answer: Answer) -> list[Segment]:
+    """Split answer.answer into (text, supported, citations) pieces, keeping its layout.
+
+    Each Sentence is located in the answer text in order; text between sentences is kept
+    with supported=None. Sentences that can't be located are appended after the text.
+    """
+    text = answer.answer or ""
+    segs: list[Segment] = []
+    pos = 0
+    missing = []
+    for sent in answer.sentences or []:
+        st = (sent.text or "").strip()
+        if not st:
+            continue
+        i = text.find(st, pos)
+        if i < 0:
+            missing.append(sent)
+            continue
+        if i > pos:
+            segs.append((text[pos:i], None, []))
+        end = i + len(st)
+        # markers written just after the sentence ("… data. [1]") belong to it
+        trail = _TRAILING_MARKERS_RE.match(text, end)
+        if trail:
+            end = trail.end()
+        segs.append((text[i:end], bool(sent.supported), list(sent.citations or [])))
+        pos = end
+    if pos < len(text):
+        segs.append((text[pos:], None, []))
+    for sent in missing:
+        segs.append((" " + sent.text.strip(), bool(sent.supported), list(sent.citations or [])))
+    return segs
+
+
+def retrieved_papers(answer: Answer) -> dict[str, Paper]:
+    return {h.paper.paper_id: h.paper for h in answer.retrieved}
+
+
+def cited_paper(citation: Citation, papers: dict[str, Paper]) -> Paper:
+    """The retrieved paper a citation points at; else (the engine cited a paper that is not
+    among the hits) one rebuilt from what the citation carries."""
+    return papers.get(citation.paper_id) or Paper(
+        paper_id=citation.paper_id,
+        text=citation.quote,
+        source_file=citation.source_file,
+        index=citation.index,
+        title=citation.title,
+    )
+
+
+def citation_labels(answer: Answer) -> dict[int, str]:
+    papers = retrieved_papers(answer)
+    return {c.n: f"[{c.n}] {cited_paper(c, papers).label}" for c in answer.citations}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_markdown(answer: Answer) -> str:
+    """The answer as Markdown with a numbered reference list, for copying elsewhere."""
+    lines: list[str] = []
+    if answer.question:
+        lines.append(f"**Q:** {_one_line(answer.question)}")
+        lines.append("")
+    if answer.refused:
+        lines.append(REFUSAL)
+    else:
+        out = []
+        for seg_text, supported, _ in segments(answer):
+            out.append(seg_text + (f" _({NOT_FOUND})_" if supported is False else ""))
+        lines.append("".join(out).strip())
+    papers = retrieved_papers(answer)
+    if answer.citations:
+        lines.append("")
+        lines.append("**References**")
+        lines.append("")
+        for c in sorted(answer.citations, key=lambda c: c.n):
+            p = papers.get(c.paper_id)
+            ref = f"[{c.n}] {_one_line(cited_paper(c, papers).label)}. ICLR 2025"
+            if p and p.decision:
+                ref += f" ({p.decision})"
+            ref += "."
+            url = safe_url(p.url) if p else None
+            if url:
+                ref += f" <{url}>"
+            lines.append(ref)
+            lines.append("")
+    elif answer.refused and answer.retrieved:
+        lines.append("")
+        lines.append("**Related papers**")
+        lines.append("")
+        for i, h in enumerate(answer.retrieved, 1):
+            url = safe_url(h.paper.url)
+            lines.append(f"{i}. {_one_line(h.paper.label)}" + (f" <{url}>" if url else ""))
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,218 @@
+"""The page's event handlers: Gradio calls the bound methods of one `Handlers` per app.
+
+Asking takes two steps: `submit_question` shows the question at once (not serialized), then
+`stream_answer` streams its answer (serialized on the one LLM). `ask` is both, for the API.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import Iterator
+
+import gradio as gr
+
+from rag.errors import UserError
+from rag.types import Answer
+from ui import render
+from ui.engine_holder import EngineHolder
+from ui.session import Session, Turn
+
+log = logging.getLogger("ui")
+
+MODES = ["hybrid", "dense", "bm25"]
+TASKS = {"Answer": "answer", "Summarize": "summarize"}  # label on the page -> engine task
+STREAM_EVERY_S = 0.05  # coalesce token updates sent to the browser
+WAITING = "Waiting for the models to load…"
+EMPTY_HINT = '<div class="hint">Type a question first, or pick one of the examples.</div>'
+MODEL_FAILURE = (
+    "Sorry, the model failed while answering this question. Please try again; if it keeps "
+    "happening, try another model in Settings. (The server log has the details.)"
+)
+
+
+def _task(name: str) -> str:
+    """The engine task for a page label ("Summarize") or a task name ("summarize")."""
+    return TASKS.get(name) or (name if name in TASKS.values() else "answer")
+
+
+def _chat(session: Session) -> str:
+    return render.render_chat(session.shown_turns())
+
+
+def _partial(session: Session) -> tuple:
+    """A streaming update: the chat only (chat, sources, session, answer_json, question)."""
+    return _chat(session), gr.skip(), session, gr.skip(), gr.skip()
+
+
+class Handlers:
+    def __init__(self, holder: EngineHolder, n_examples: int):
+        self.holder = holder
+        self.n_examples = n_examples
+
+    def _start_failure(self) -> str:
+        return f"The engine could not start: {self.holder.error}"
+
+    def status_html(self, profile: str | None = None) -> str:
+        """The status banner: loading, failed, or ready with `profile` (default: the engine's)."""
+        holder = self.holder
+        if holder.state == "loading":
+            return render.render_status("loading", (holder.progress or "Loading the models…")
+                                        + " You can type your question meanwhile.")
+        if holder.state == "error":
+            return render.render_status("error", self._start_failure())
+        return render.render_status("ready", f"Ready · model {profile or holder.default_profile}")
+
+    def poll_status(self, session: Session):
+        """Status banner, submit button, example questions; stops polling once settled."""
+        st = self.holder.state
+        exs = self.holder.examples(self.n_examples) if st == "ready" else []
+        show_ex = st == "ready" and bool(exs) and not session.turns
+        btns = [gr.update(value=exs[i], visible=True) if i < len(exs) else gr.update(visible=False)
+                for i in range(self.n_examples)]
+        return (
+            self.status_html(),
+            gr.update(interactive=st == "ready"),
+            gr.Timer(active=st == "loading"),
+            gr.update(visible=show_ex),
+            *btns,
+        )
+
+    def _queue(self, session: Session, text: str, task: str) -> None:
+        note = None if self.holder.state == "ready" else WAITING
+        session.turns.append(Turn(question=text, task=_task(task), status="queued", note=note))
+
+    def submit_question(self, message: str, session: Session, task_label: str, show_scores: bool):
+        """Step 1 (fast, not serialized): show the question at once and queue it."""
+        text = (message or "").strip()
+        if not text:
+            return gr.skip(), gr.skip(), session, gr.skip(), EMPTY_HINT, gr.skip(), gr.skip()
+        self._queue(session, text, task_label)
+        return (
+            _chat(session),
+            self.rerender_sources(session, show_scores),
+            session,
+            "",  # clear the textbox
+            "",  # clear the hint
+            gr.update(visible=False),  # examples
+            gr.update(visible=False, value=""),  # copy box
+        )
+
+    def stream_answer(self, session: Session, top_k: float, mode: str, profile: str, show_scores: bool):
+        """Step 2 (serialized on the LLM): stream the pending question's answer."""
+        produced = False
+        for out in self._run_pending(session, top_k, mode, profile, show_scores):
+            produced = True
+            yield out
+        if not produced:  # an earlier run already answered it: change nothing
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+
+    def ask(self, question: str, task: str, top_k: float, mode: str, profile: str, session: Session):
+        """API: ask a question in this session (follow-ups see the session's history).
+
+        Streams (chat_html, sources_html, answer_json); answer_json is Answer.to_json() plus
+        "markdown" once the answer is final, else null.
+        """
+        text = (question or "").strip()
+        if not text:
+            yield _chat(session), gr.skip(), session, None
+            return
+        self._queue(session, text, task)
+        for chat_html, sources_html, sess, data, _restore in self._run_pending(
+            session, top_k, mode if mode in MODES else None, profile, False
+        ):
+            yield chat_html, sources_html, sess, data
+
+    def _run_pending(self, session, top_k, mode, profile, show_scores) -> Iterator[tuple]:
+        """Answer this session's queued questions, oldest first (a second question may be typed
+        while one streams). Yields (chat_html, sources_html, session, answer_json, restore)."""
+        while True:
+            turn = next((t for t in session.turns if t.status == "queued"), None)
+            if turn is None:
+                return
+            yield from self._answer_turn(session, turn, top_k, mode, profile, show_scores)
+
+    def _answer_turn(self, session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
+        holder, epoch = self.holder, session.epoch
+        turn.status = "streaming"
+        # The engine may still be loading (the page lets people type meanwhile).
+        while holder.state == "loading":
+            turn.note = WAITING
+            yield _partial(session)
+            holder.wait(1.0)
+        turn.note = None
+        restore = gr.skip()
+        if holder.state == "error":
+            turn.status, turn.error = "error", self._start_failure()
+        else:
+            try:
+                if not holder.profile_loaded(profile):
+                    turn.note = f"Loading model {profile} (first use; this takes a while)…"
+                    yield _partial(session)
+                eng = holder.for_profile(profile)
+                turn.note = None
+                history = [dict(m) for m in session.history]
+                stream = eng.stream(turn.question, history, top_k=int(top_k) if top_k else None,
+                                    mode=mode or None, task=turn.task)
+                with contextlib.closing(stream):  # runs the engine's cleanup once its Answer is in
+                    last = 0.0
+                    for item in stream:
+                        if isinstance(item, Answer):
+                            turn.answer = item
+                            break
+                        turn.text += item
+                        now = time.monotonic()
+                        if now - last >= STREAM_EVERY_S:
+                            last = now
+                            yield _partial(session)
+                if turn.answer is None:
+                    raise RuntimeError("the engine finished without an answer")
+                turn.status = "done"
+                if session.epoch == epoch:
+                    session.history += [
+                        {"role": "user", "content": turn.question},
+                        {"role": "assistant", "content": turn.answer.answer},
+                    ]
+            except UserError as e:
+                turn.status, turn.error = "error", str(e) or "That question can't be answered as typed."
+                restore = turn.question  # give the text back so it can be fixed
+            except Exception:  # noqa: BLE001 - any model failure becomes a friendly message
+                log.exception("answering failed")
+                turn.status, turn.error = "error", MODEL_FAILURE
+        data = turn.answer.to_json() if turn.answer is not None else None
+        if data is not None:
+            data["markdown"] = render.answer_markdown(turn.answer)
+        yield _chat(session), self.rerender_sources(session, show_scores), session, data, restore
+
+    def new_chat(self, session: Session):
+        """Forget this session's conversation."""
+        session.reset()
+        exs = self.holder.examples(self.n_examples)
+        return (session, render.render_chat([]), render.render_sources([]), "",
+                gr.update(visible=bool(exs)), gr.update(visible=False, value=""), None)
+
+    @staticmethod
+    def rerender_sources(session: Session, show_scores: bool) -> str:
+        return render.render_sources(session.turns, show_scores=show_scores)
+
+    @staticmethod
+    def copy_answer(session: Session):
+        """The latest answer as Markdown with a numbered reference list."""
+        a = session.latest_answer()
+        if a is None:
+            return gr.update(visible=True, value="(No answer yet: ask a question first.)")
+        return gr.update(visible=True, value=render.answer_markdown(a))
+
+    def switch_model(self, profile: str):
+        """Load an LLM profile on demand (cached), reporting progress in the banner."""
+        holder = self.holder
+        if holder.state == "ready" and not holder.profile_loaded(profile):
+            yield render.render_status("loading", f"Loading model {profile}… (first use; later questions won't wait)")
+            try:
+                holder.for_profile(profile)
+            except Exception:  # noqa: BLE001 - the current model keeps working
+                log.exception("loading profile %s failed", profile)
+                yield render.render_status("error", f"Model {profile} could not be loaded; "
+                                                    f"keep using {holder.default_profile}.")
+                return
+        yield self.status_html(profile)

@@ -1,0 +1,111 @@
+"""The sources panel: per answer, the cited abstracts with their evidence highlighted, then
+the papers retrieved but not cited."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rag.types import Citation, Hit, Paper
+from ui.answer_text import REFUSAL, cited_paper, retrieved_papers
+from ui.safe_html import citation_spans, esc, highlight, safe_url
+from ui.session import Turn
+
+
+def _paper_meta(paper: Paper, score: float | None, show_scores: bool) -> str:
+    bits = []
+    if paper.decision:
+        bits.append(f'<span class="decision">{esc(paper.decision)}</span>')
+    url = safe_url(paper.url)
+    if url:
+        bits.append(
+            f'<a class="openreview" href="{esc(url)}" target="_blank" rel="noopener noreferrer">OpenReview</a>'
+        )
+    if paper.title:  # without a title the label already is `file #index`
+        bits.append(f'<span class="where">{esc(paper.source_file)} #{esc(paper.index)}</span>')
+    if show_scores and score is not None:
+        bits.append(f'<span class="score" title="retrieval score">score {score:.3f}</span>')
+    return f'<div class="meta">{"".join(bits)}</div>' if bits else ""
+
+
+def _source_card(citation: Citation, paper: Paper, turn: int, score: float | None, show_scores: bool) -> str:
+    n = citation.n
+    abstract = highlight(paper.text, citation_spans(citation, paper.text))
+    return (
+        f'<article class="source" id="src-{turn}-{n}" data-n="{n}">'
+        f'<header><span class="num">{n}</span><h4 class="title">{esc(paper.label)}</h4></header>'
+        f"{_paper_meta(paper, score, show_scores)}"
+        f'<p class="abstract">{abstract}</p>'
+        "</article>"
+    )
+
+
+def _retrieved_item(hit: Hit, show_scores: bool, item_id: str | None = None) -> str:
+    idattr = f' id="{esc(item_id)}"' if item_id else ""
+    return (
+        f'<li class="retrieved"{idattr}><details><summary><span class="title">{esc(hit.paper.label)}</span>'
+        + (f' <span class="score">{hit.score:.3f}</span>' if show_scores else "")
+        + "</summary>"
+        + _paper_meta(hit.paper, hit.score, False)
+        + f'<p class="abstract">{esc(hit.paper.text)}</p></details></li>'
+    )
+
+
+def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
+    """Sources of one answer: cited cards, then the uncited retrieved papers collapsed."""
+    a = t.answer
+    if a is None:
+        if t.status == "error":
+            return '<div class="sources-empty">No sources for this message.</div>'
+        return '<div class="sources-empty">Looking through the abstracts…</div>'
+    parts: list[str] = []
+    if a.refused:
+        parts.append(
+            f'<div class="sources-note">{esc(REFUSAL)} These are the closest papers found.</div>'
+            '<h3 class="sec">Related papers</h3><ul class="retrieved-list open">'
+        )
+        for i, h in enumerate(a.retrieved, 1):
+            parts.append(_retrieved_item(h, show_scores, f"rel-{turn}-{i}"))
+        parts.append("</ul>")
+        return "".join(parts)
+
+    papers = retrieved_papers(a)
+    scores = {h.paper.paper_id: h.score for h in a.retrieved}
+    if a.citations:
+        parts.append(f'<h3 class="sec">Cited ({len(a.citations)})</h3>')
+        for c in sorted(a.citations, key=lambda c: c.n):
+            parts.append(_source_card(c, cited_paper(c, papers), turn, scores.get(c.paper_id), show_scores))
+    else:
+        parts.append('<div class="sources-note">This answer cites no paper.</div>')
+    cited_ids = {c.paper_id for c in a.citations}
+    others = [h for h in a.retrieved if h.paper.paper_id not in cited_ids]
+    if others:
+        parts.append(
+            f'<details class="also"><summary>Also retrieved ({len(others)}), not cited</summary>'
+            '<ul class="retrieved-list">'
+            + "".join(_retrieved_item(h, show_scores) for h in others)
+            + "</ul></details>"
+        )
+    return "".join(parts)
+
+
+def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
+    """The sources panel: one section per turn, the latest one visible.
+
+    Clicking a chip from an earlier answer switches the panel to that answer (ui JS).
+    """
+    if not turns:
+        return (
+            '<div class="sources-panel"><div class="sources-empty">'
+            "Sources for each answer appear here: the cited abstracts, with the supporting "
+            "sentences highlighted.</div></div>"
+        )
+    last = len(turns) - 1
+    sections = []
+    for i, t in enumerate(turns):
+        hidden = "" if i == last else " hidden"
+        q = esc(t.question if len(t.question) <= 90 else t.question[:87] + "…")
+        sections.append(
+            f'<section class="turn-sources" data-turn="{i}"{hidden}>'
+            f'<div class="for-q">Sources for: <span>{q}</span></div>'
+            f"{_turn_sources(t, i, show_scores)}</section>"
+        )
+    return '<div class="sources-panel">' + "".join(sections) + "</div>"
