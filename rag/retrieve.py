@@ -74,12 +74,17 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
         self._bm25: BM25Side | None = None
+        self._counts: tuple[int, int] = (-1, -1)
         self._lock = threading.Lock()
 
     def bm25(self) -> BM25Side:
+        # Counts are a cheap change check per query; the full fingerprint (a read of every paper
+        # record) runs only when they move. Our own ingests call refresh().
         with self._lock:
-            if self._bm25 is None or self._bm25.fingerprint != self.index.fingerprint():
+            counts = (self.index.count(), self.index.paper_count())
+            if self._bm25 is None or self._counts != counts:
                 self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
+                self._counts = counts
             return self._bm25
 
     def refresh(self) -> None:
