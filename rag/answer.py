@@ -150,16 +150,21 @@ class Engine:
         self._require_index()
         t0 = time.perf_counter()
         standalone = self.condense(question, history)
+        t_cond = time.perf_counter()
         hits = self.retriever.retrieve(standalone, top_k or s.top_k, mode or s.mode)
         t_ret = time.perf_counter()
-        timings = {"retrieve_s": t_ret - t0}
+        timings = {"condense_s": t_cond - t0, "retrieve_s": t_ret - t_cond}
         gen_hits = hits[: s.context_papers]
         score, reason = answerability(standalone, gen_hits, self.judge)
-        timings["answerability"] = score
-        if score < s.refuse_threshold:
-            timings.update(generate_s=0.0, verify_s=0.0, total_s=time.perf_counter() - t0)
+
+        def refusal() -> Answer:
+            timings.setdefault("generate_s", 0.0)
+            timings["total_s"] = time.perf_counter() - t0
             text = prompts.REFUSAL + (f" ({reason}.)" if reason.startswith(("the sources", "no single")) else "")
-            yield Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings)
+            return Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings)
+
+        if score < s.refuse_threshold:
+            yield refusal()
             return
 
         raw = []
@@ -174,6 +179,9 @@ class Engine:
         text, sentences, citations = bind("".join(raw), gen_hits, self.judge, s.support_threshold, s.drop_unsupported)
         fallback = False
         if not any(x.supported for x in sentences):
+            if score < s.fallback_min_answerability:  # the model found nothing and the evidence is weak
+                yield refusal()
+                return
             fallback = True
             text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge), gen_hits,
                                               self.judge, 0.0)

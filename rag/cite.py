@@ -16,6 +16,7 @@ from rag.types import Citation, Hit, Sentence
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
 _TRAILING_MARKERS = re.compile(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)")
+_ECHOED_TAGS = re.compile(r"</?abstract[^>]*>")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
@@ -158,10 +159,12 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
     best_for: dict[int, tuple[float, Evidence]] = {}
     spans_for: dict[int, set[tuple[int, int]]] = {}
     sentences: list[Sentence] = []
+    seen: set[str] = set()
     for piece in pieces:
-        text, cited = split_markers(piece)
-        if not text or not re.search(r"[A-Za-z]", text):
-            continue
+        text, cited = split_markers(_ECHOED_TAGS.sub("", piece))
+        if not text or not re.search(r"[A-Za-z]", text) or text.lower() in seen:
+            continue  # empty, marker-only, or a repeat from a looping model
+        seen.add(text.lower())
         # fewer than three content words is not a checkable claim ("PWNED.", "Yes.")
         sc = judge.scores(text, evidence) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
         per_paper: dict[int, tuple[float, Evidence]] = {}

@@ -193,5 +193,43 @@ def serve(
     serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds)
 
 
+@app.command("eval")
+@friendly
+def eval_cmd(
+    questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
+    corpus: Annotated[str, typer.Option(help="seeds, or a .jsonl/.txt file or folder (e.g. the full ICLR 2025 JSONL).")] = "seeds",
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out"),
+    compare: Annotated[Optional[str], typer.Option(help="Comma list of dense,bm25,hybrid,baseline.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="At most N questions (round-robin over types).")] = None,
+    retrieval_only: Annotated[bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")] = False,
+    data_dir: DataDir = None, top_k: TopK = None, mode: ModeOpt = None, llm: Llm = None, threads: Threads = None,
+):
+    """Run a question set through the engine and write report.json/.md, rows.jsonl and plots."""
+    import eval.report
+    import eval.run
+
+    s = make_settings(top_k=top_k, mode=mode, llm=llm, threads=threads)
+    rep = eval.run.main(questions, corpus, out, compare, limit, s, data_dir=data_dir, retrieval_only=retrieval_only)
+    typer.echo(eval.report.headline(rep))
+    typer.echo(f"-> {out / 'report.md'}")
+
+
+@app.command()
+@friendly
+def bench(
+    corpus: Annotated[Optional[str], typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("eval/out/bench"),
+    sample: Annotated[int, typer.Option(help="Papers of --corpus for retrieval latency; 0 = all.")] = 1000,
+    full_ingest: Annotated[bool, typer.Option("--full-ingest", help="Also time the whole-corpus ingest, embedded and into a chroma server (~30+ min).")] = False,
+    data_dir: DataDir = None, threads: Threads = None,
+):
+    """Performance ratios against bare baselines, measured side by side in one run."""
+    import eval.bench
+
+    res = eval.bench.main(corpus, out, make_settings(threads=threads), data_dir=data_dir, sample=sample or None,
+                          full_ingest=full_ingest)
+    typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))
+
+
 def main() -> None:  # pragma: no cover
     app()

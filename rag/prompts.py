@@ -13,7 +13,8 @@ SOURCE_BLOCK = '<abstract n="{n}" title="{title}">\n{text}\n</abstract>'
 ANSWER_USER = (
     "Abstracts:\n{sources}\n\n"
     "Question: {question}\n"
-    "Answer from the abstracts above, citing them as [n]."
+    "Answer from the abstracts above. After each sentence, write the number of the abstract it comes "
+    "from in square brackets."
 )
 
 CONDENSE_SYSTEM = (

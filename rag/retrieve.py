@@ -96,12 +96,14 @@ class Retriever:
         s = self.settings
         top_k = top_k or s.top_k
         mode = mode or s.mode
+        terms = named_terms(query) if mode != "dense" else set()
         sides: list[tuple[float, dict]] = []
         if mode in ("dense", "hybrid"):
             vec = self.embedder.encode([query])[0]
             sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates))))
         if mode in ("bm25", "hybrid"):
-            sides.append((s.bm25_weight if mode == "hybrid" else 1.0, group_by_paper(self.bm25().search(query))))
+            weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
+            sides.append((weight, group_by_paper(self.bm25().search(query))))
 
         # Weighted RRF over paper ranks; each paper keeps its best chunks from every side.
         scores: dict[str, float] = defaultdict(float)
@@ -115,7 +117,6 @@ class Retriever:
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
-        terms = named_terms(query) if mode != "dense" else set()
         if terms and s.named_boost:
             for pid, p in papers.items():
                 text = _flatten(f"{p.title or ''} {p.text}")

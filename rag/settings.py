@@ -16,6 +16,8 @@ OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",
     "ANONYMIZED_TELEMETRY": "False",
     "TOKENIZERS_PARALLELISM": "false",
+    # Spinning OpenMP workers starve the other threads on 2 cores (measured ~10x slower generate).
+    "OMP_WAIT_POLICY": "PASSIVE",
 }
 for _k, _v in OFFLINE_ENV.items():
     os.environ.setdefault(_k, _v)
@@ -48,10 +50,13 @@ class Settings(BaseSettings):
     top_k: int = 5
     mode: Mode = "hybrid"
     candidates: int = 40  # chunks pulled from each retriever before fusion
+    # Fusion calibrated on eval/questions.jsonl against the full 11,672-paper corpus (README "Quality"):
+    # BM25 carries questions that name a method, acronym or number; paraphrases lean on dense.
     dense_weight: float = 1.0
-    bm25_weight: float = 1.0
-    rrf_k: int = 60
-    named_boost: float = 1.0  # extra RRF votes for papers naming the question's named terms
+    bm25_weight: float = 1.0  # questions with named terms
+    bm25_weight_plain: float = 0.2  # questions without
+    rrf_k: int = 10
+    named_boost: float = 2.0  # extra rank-1 votes for papers naming the question's named terms
 
     context_papers: int = 4  # papers shown to the generator (the rest are listed as retrieved)
     full_abstracts: int = 2  # the top papers go in whole; the others as their best chunk
@@ -64,6 +69,8 @@ class Settings(BaseSettings):
     support_threshold: float = 0.55
     refuse_threshold: float = 0.15
     drop_unsupported: bool = False
+    fallback_min_answerability: float = 0.3  # below this, an unsupported answer becomes a refusal
+    summary_min_relevance: float = 0.35
     summary_candidates: int = 15
     summary_cut: float = 0.75  # keep papers whose relevance is within this share of the best
     summary_max_papers: int = 6

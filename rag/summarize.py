@@ -19,7 +19,7 @@ def select_papers(engine: "Engine", topic: str, top_k: int | None, mode) -> tupl
     cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode)
     scored = [(relevance(topic, [h], engine.judge), h) for h in cands]
     best = max((r for r, _ in scored), default=0.0)
-    keep = [h for r, h in scored if r >= s.refuse_threshold and r >= s.summary_cut * best]
+    keep = [h for r, h in scored if r >= s.summary_min_relevance and r >= s.summary_cut * best]
     return keep[: s.summary_max_papers], cands
 
 

@@ -1,0 +1,433 @@
+"""`rag eval`: run the dev questions through the engine (and optionally the llama-index baseline),
+score them and write report.json, report.md, rows.jsonl and PNG plots.
+
+Entry point for the CLI: `eval.run.main(questions, corpus, out, compare, limit, settings, ...)`.
+Also runnable without the CLI: `python -m eval.run --help`.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+from tqdm import tqdm
+
+from eval import metrics as M
+from rag.errors import UserError
+
+ENGINE_MODES = ("hybrid", "dense", "bm25")
+CONFIGS = (*ENGINE_MODES, "baseline")
+DEFAULT_DEPTH = 20
+SWEEP = [0.0, 0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.35, 0.4, 0.45, 0.5]
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def load_questions(path: Path | str, limit: int | None = None, types: Sequence[str] | None = None,
+                   ids: Sequence[str] | None = None) -> list[dict]:
+    qs = []
+    if not Path(path).is_file():
+        raise UserError(f"{path}: question file not found (default: eval/questions.jsonl).")
+    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+        for k in ("id", "type", "question"):
+            if k not in q:
+                raise UserError(f"{path}:{lineno}: question has no '{k}'")
+        q.setdefault("gold", [])
+        q.setdefault("answer_facts", [])
+        q.setdefault("history", [])
+        qs.append(q)
+    if types:
+        qs = [q for q in qs if q["type"] in types]
+    if ids:
+        qs = [q for q in qs if q["id"] in set(ids)]
+    if not limit or limit >= len(qs):
+        return qs
+    return stratified(qs, limit)
+
+
+def stratified(qs: list[dict], n: int) -> list[dict]:
+    """The first n questions taken round-robin across types (file order within a type), so a small
+    --limit still covers every type; the result keeps the file order."""
+    by_type: dict[str, list[dict]] = {}
+    for q in qs:
+        by_type.setdefault(q["type"], []).append(q)
+    picked: set[str] = set()
+    queues = [list(v) for v in by_type.values()]
+    while len(picked) < n:
+        for qu in queues:
+            if qu and len(picked) < n:
+                picked.add(qu.pop(0)["id"])
+    return [q for q in qs if q["id"] in picked]
+
+
+def parse_compare(compare: str | Sequence[str] | None, default_mode: str) -> list[str]:
+    if not compare:
+        return [default_mode]
+    items = compare.split(",") if isinstance(compare, str) else [x for c in compare for x in str(c).split(",")]
+    out = []
+    for c in (x.strip().lower() for x in items):
+        if not c:
+            continue
+        if c not in CONFIGS:
+            raise UserError(f"unknown config '{c}' in --compare: use {', '.join(CONFIGS)}")
+        if c not in out:
+            out.append(c)
+    return out or [default_mode]
+
+
+def corpus_files(corpus: str | Path | None) -> list[Path]:
+    from rag.corpus import expand_paths
+    from rag.settings import SEEDS_DIR
+
+    if corpus in (None, "", "seeds"):
+        return expand_paths([SEEDS_DIR])
+    return expand_paths([Path(corpus)])
+
+
+def corpus_key(files: Sequence[Path], settings) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.resolve()}|{st.st_size}|{int(st.st_mtime)};".encode())
+    h.update(f"{settings.chunk_size}|{settings.chunk_overlap}|{settings.collection}".encode())
+    return h.hexdigest()[:12]
+
+
+def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | None, progress: bool = True):
+    """Ingest the corpus (incremental: unchanged abstracts are skipped) into data_dir, or into
+    OUT/data-<corpus key>. Returns (settings bound to that dir, papers, ingest report)."""
+    from rag.corpus import read_file
+    from rag.index import Index
+    from rag.models import get_embedder
+
+    dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings)}"
+    s = settings.model_copy(update={"data_dir": dd, "chroma_url": None if not data_dir else settings.chroma_url})
+    papers = [p for f in files for p in read_file(f)]
+    rep = Index(s).ingest(papers, get_embedder(s), progress=progress)
+    return s, papers, rep
+
+
+# ------------------------------------------------------------------ rows
+
+
+def _pd(paper, score: float | None = None) -> dict:
+    d = {"paper_id": paper.paper_id, "source_file": paper.source_file, "index": paper.index, "title": paper.title}
+    if score is not None:
+        d["score"] = round(float(score), 6)
+    return d
+
+
+def history_msgs(q: dict) -> list[dict]:
+    return [{"role": "user", "content": h} for h in q.get("history", []) if str(h).strip()]
+
+
+def retrieval_query(q: dict) -> str:
+    """Without the LLM there is no condensing: a follow-up is searched with its previous turn appended,
+    which is what the engine itself appends to a condensed question (rag/answer.py Engine.condense)."""
+    hist = [h for h in q.get("history", []) if str(h).strip()]
+    if not hist:
+        return q["question"]
+    return f"{q['question']} ({hist[-1]})"
+
+
+def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dict, dict]:
+    """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
+
+    `refusal` is the score the engine's own refusal rule compares with `refuse_threshold`:
+    `engine.refusal_score(query, hits)` when the engine exposes it; else for answers
+    rag.cite.answerability over the `context_papers` shown to the LLM (rag/answer.py), falling back to
+    rag.cite.relevance over the top_k on engines without it; for summaries the best per-paper relevance
+    among the `summary_candidates` (rag/summarize.py: no paper clears the floor -> refusal).
+    """
+    from rag import cite
+    from rag.retrieve import group_by_paper
+
+    s = engine.settings
+    shown = hits[: max(top_k, s.summary_candidates) if task == "summarize" else top_k]
+    per_hit = [cite.relevance(query, [h], engine.judge) for h in shown]
+    vec = engine.embedder.encode([query])[0]
+    dense = group_by_paper(engine.index.dense(vec, s.candidates))
+    bm25 = group_by_paper(engine.retriever.bm25().search(query))
+    sides = {
+        "dense": [[pid, round(cs[0][1], 5)] for pid, (_, cs) in sorted(dense.items(), key=lambda kv: kv[1][0])],
+        "bm25": [[pid, round(cs[0][1], 4)] for pid, (_, cs) in sorted(bm25.items(), key=lambda kv: kv[1][0])],
+    }
+    feats = {
+        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.cite.relevance(query, shown, judge)
+        "relevance_per_hit": [round(x, 4) for x in per_hit],
+        "fused_top": [round(h.score, 6) for h in hits[:5]],
+        "dense_top": [x[1] for x in sides["dense"][:5]],
+        "bm25_top": [x[1] for x in sides["bm25"][:5]],
+    }
+    gen_hits = hits[: min(top_k, s.context_papers)]
+    if hasattr(cite, "answerability"):
+        sc, why = cite.answerability(query, gen_hits, engine.judge)
+        feats["answerability"], feats["answerability_reason"] = round(float(sc), 4), why
+    if task == "summarize":
+        feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
+    elif hasattr(engine, "refusal_score"):
+        feats["refusal"], feats["refusal_signal"] = round(float(engine.refusal_score(query, gen_hits)[0]), 4), "engine.refusal_score"
+    elif "answerability" in feats:
+        feats["refusal"], feats["refusal_signal"] = feats["answerability"], "answerability"
+    else:
+        feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
+    # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
+    sides["named_share"] = named_shares(engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]})
+    return feats, sides
+
+
+def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
+    try:
+        from rag.cite import _flatten, _mentions, named_terms
+    except ImportError:
+        return None
+    terms = named_terms(query)
+    if not terms:
+        return {}
+    out = {}
+    for pid, p in engine.index.get_papers(sorted(pids)).items():
+        text = _flatten(f"{p.title or ''} {p.text}")
+        share = sum(_mentions(text, t) for t in terms) / len(terms)
+        if share:
+            out[pid] = round(share, 4)
+    return out
+
+
+def base_row(q: dict, config: str, gold: list, task: str) -> dict:
+    return {
+        "id": q["id"], "type": q["type"], "config": config, "task": task, "question": q["question"],
+        "history": q.get("history", []), "gold": q.get("gold", []), "gold_keys": [sorted(g) for g in gold],
+        "answerable": bool(gold), "facts": q.get("answer_facts", []),
+    }
+
+
+def ask_streaming(engine, question: str, history: list[dict], **kw):
+    """Engine.stream (the code path Engine.ask wraps), also keeping the raw generated text and when the
+    deltas arrived: the Answer only carries the verified text, and a fallback replaces it entirely."""
+    from rag.types import Answer
+
+    t0 = time.perf_counter()
+    raw: list[str] = []
+    times: list[float] = []
+    ans = None
+    for item in engine.stream(question, history, **kw):
+        if isinstance(item, Answer):
+            ans = item
+        else:
+            raw.append(item)
+            times.append(time.perf_counter() - t0)
+    if ans is None:
+        raise RuntimeError("engine produced no answer")
+    stream = {"deltas": len(raw), "first_delta_s": round(times[0], 3) if times else None,
+              "last_delta_s": round(times[-1], 3) if times else None,
+              "max_gap_s": round(max((b - a for a, b in zip(times, times[1:])), default=0.0), 3)}
+    return ans, "".join(raw), stream
+
+
+def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, generate: bool) -> dict:
+    task = "summarize" if q["type"] == "summary" else "answer"
+    row = base_row(q, mode, gold, task)
+    row["mode"] = mode
+    if generate:
+        ans, raw, stream = ask_streaming(engine, q["question"], history_msgs(q), top_k=top_k, mode=mode, task=task)
+        standalone = ans.standalone_question or q["question"]
+        row.update(
+            raw_answer=raw, stream=stream,
+            generated=True, standalone=standalone, answer=ans.answer, refused=ans.refused,
+            abstained=(not ans.refused) and M.abstains(ans.answer), fallback=ans.fallback,
+            retrieved=[_pd(h.paper, h.score) for h in ans.retrieved],
+            cited=[{k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
+                   for c in ans.citations],
+            sentences=[{"text": x.text, "citations": x.citations, "supported": x.supported,
+                        "support_score": x.support_score} for x in ans.sentences],
+            timings={k: round(float(v), 4) for k, v in ans.timings.items() if v is not None},
+        )
+        t0 = time.perf_counter()
+        deep = engine.retriever.retrieve(standalone, depth, mode)
+        row["timings"]["deep_retrieve_s"] = round(time.perf_counter() - t0, 4)
+    else:
+        standalone = retrieval_query(q)
+        t0 = time.perf_counter()
+        deep = engine.retriever.retrieve(standalone, depth, mode)
+        row.update(generated=False, standalone=standalone, timings={"retrieve_s": round(time.perf_counter() - t0, 4)})
+        row["retrieved"] = [_pd(h.paper, h.score) for h in deep[:top_k]]
+    row["ranked"] = [_pd(h.paper, h.score) for h in deep]
+    feats, sides = features(engine, standalone, deep, top_k, task)
+    row["features"], row["sides"] = feats, sides
+    if not generate:  # the engine refuses exactly when its refusal signal < refuse_threshold
+        row["refused"] = feats["refusal"] < engine.settings.refuse_threshold
+        row["refused_predicted"] = feats["refusal_signal"]
+    return row
+
+
+# ------------------------------------------------------------------ main
+
+
+def main(questions: Path | str, corpus: str | Path | None = "seeds", out: Path | str = "eval/out",
+         compare: str | Sequence[str] | None = None, limit: int | None = None, settings=None, *,
+         data_dir: Path | str | None = None, retrieval_only: bool = False, types: Sequence[str] | None = None,
+         depth: int = DEFAULT_DEPTH, progress: bool = True, plots: bool = True,
+         ids: Sequence[str] | None = None, llm=None) -> dict:
+    """Run the eval and write OUT/report.json, report.md, rows.jsonl and *.png. Returns the report dict.
+
+    questions: JSONL dev set; corpus: "seeds" (default) or a file/folder (e.g. the full 11,672 JSONL);
+    compare: "dense,bm25,hybrid,baseline" (any subset; default: settings.mode); limit: first N questions;
+    data_dir: reuse an existing index (else OUT/data-<corpus key>, ingested incrementally);
+    retrieval_only: no LLM: retrieval metrics, predicted refusals and calibration tables only;
+    llm: a ready generator object for the engine (tests pass a fake); default: load settings.llm.
+    """
+    from rag.answer import Engine
+    from rag.settings import SEEDS_DIR, Settings
+
+    settings = settings or Settings()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    qs = load_questions(questions, limit, types, ids)
+    if not qs:
+        raise UserError(f"no questions in {questions}" + (f" of types {types}" if types else ""))
+    configs = parse_compare(compare, settings.mode)
+    id_map = M.load_id_map(SEEDS_DIR / "metadata.jsonl")
+    files = corpus_files(corpus)
+    s, papers, ingest_rep = prepare_index(settings, files, out, Path(data_dir) if data_dir else None, progress)
+    engine = Engine(s, llm=llm)
+    top_k = s.top_k
+    golds = {q["id"]: M.resolve_gold(q["gold"], id_map) for q in qs}
+
+    warm_s = None
+    if not retrieval_only and any(c in ENGINE_MODES for c in configs):
+        t0 = time.perf_counter()
+        engine.warm_up()  # load the LLM (and BM25) now: the first question must not pay for it
+        warm_s = round(time.perf_counter() - t0, 1)
+    rows: list[dict] = []
+    baseline = None
+    for config in configs:
+        if config == "baseline":
+            from eval.baseline import Baseline
+
+            baseline = Baseline(s, papers, out, engine=engine, generate=not retrieval_only, progress=progress)
+        bar = tqdm(qs, desc=f"eval {config}", unit="q", disable=not progress)
+        for q in bar:
+            gold = golds[q["id"]]
+            try:
+                if config == "baseline":
+                    row = baseline.row(q, gold, depth)
+                else:
+                    row = engine_row(engine, q, config, gold, top_k, depth, generate=not retrieval_only)
+            except Exception as e:  # one broken question must not lose the run
+                row = base_row(q, config, gold, "answer")
+                row["error"] = f"{type(e).__name__}: {e}"
+                row["traceback"] = traceback.format_exc(limit=5)
+            row["scores"] = M.score_row(row, gold, depth) if not row.get("error") else {}
+            rows.append(row)
+    wall = time.perf_counter() - t_start
+
+    reports = {}
+    for config in configs:
+        reports[config] = M.build_report([r for r in rows if r["config"] == config], depth)
+    primary = configs[0]
+    report = dict(reports[primary])
+    report["config"] = config_section(engine, s, configs, primary, files, papers, ingest_rep, retrieval_only,
+                                      depth, baseline, len(qs), wall, questions)
+    report["config"]["warm_up_s"] = warm_s
+    if len(configs) > 1:
+        report["compare"] = reports
+    report["calibration"] = calibration_section(rows, s, id_map, depth)
+
+    from eval import report as R
+
+    R.write_all(out, report, rows, configs, plots=plots)
+    return report
+
+
+def config_section(engine, s, configs, primary, files, papers, ingest_rep, retrieval_only, depth, baseline,
+                   n_questions, wall, questions) -> dict:
+    llm = None if retrieval_only else (engine._llm.name if engine._llm else s.llm)
+    return {
+        "primary": primary,
+        "configs": configs,
+        "retrieval_only": retrieval_only,
+        "models": {"embedder": engine.embedder.name, "llm": llm, "int8": s.int8,
+                   "baseline": baseline.describe() if baseline else None},
+        "top_k": s.top_k,
+        "retrieval_mode": primary if primary in ENGINE_MODES else "baseline",
+        "depth": depth,
+        "corpus": {"files": [str(f) for f in files], "papers": len(papers), "indexed_papers": engine.index.paper_count(),
+                   "chunks": engine.index.count(), "ingest": ingest_rep.to_json()},
+        "data_dir": str(s.data_dir),
+        "settings": {k: getattr(s, k) for k in ("candidates", "dense_weight", "bm25_weight", "rrf_k", "context_papers",
+                                                "full_abstracts", "max_new_tokens", "support_threshold",
+                                                "refuse_threshold", "chunk_size", "chunk_overlap", "threads")},
+        "questions": {"file": str(questions), "n": n_questions},
+        "wall_s": round(wall, 1),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
+    from eval.calibrate import fusion_grid, replication_check
+
+    hybrid = [r for r in rows if r.get("config") == "hybrid" and not r.get("error")]
+    base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
+    gold_of = lambda r: [frozenset(k) for k in r["gold_keys"]]  # noqa: E731
+    answers = [r for r in base if r.get("task") == "answer"]  # summaries refuse on another signal
+    feats = [k for k in ("refusal", "answerability", "relevance") if any(k in r.get("features", {}) for r in answers)]
+    boost = getattr(s, "named_boost", 0.0)
+    return {
+        "refusal_signal": next((r["features"].get("refusal_signal") for r in answers if r.get("features")), None),
+        "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats} if answers else {},
+        "refusal_auc": {k: M.refusal_auc(answers, key=k) for k in feats} if answers else {},
+        "fusion_grid": fusion_grid(base, gold_of, named_boosts=(0.0, 1.0, 2.0) if boost or any(
+            r.get("sides", {}).get("named_share") for r in base) else (0.0,))[:15] if base else [],
+        "fusion_replication": replication_check(hybrid, s, depth),
+        "current": {"dense_weight": s.dense_weight, "bm25_weight": s.bm25_weight, "rrf_k": s.rrf_k,
+                    "named_boost": boost, "refuse_threshold": s.refuse_threshold},
+    }
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """`python -m eval.run` (the same options `rag eval` exposes)."""
+    from rag.settings import Settings
+
+    ap = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__)
+    ap.add_argument("--questions", default="eval/questions.jsonl")
+    ap.add_argument("--corpus", default="seeds", help="seeds | path to a .jsonl/.txt file or folder")
+    ap.add_argument("--out", default="eval/out")
+    ap.add_argument("--compare", default=None, help="comma list of dense,bm25,hybrid,baseline")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--data-dir", default=None, help="reuse this index folder")
+    ap.add_argument("--retrieval-only", "--no-generate", action="store_true", dest="retrieval_only")
+    ap.add_argument("--types", default=None, help="comma list of question types to keep")
+    ap.add_argument("--ids", default=None, help="comma list of question ids to keep")
+    ap.add_argument("--top-k", type=int, default=None)
+    ap.add_argument("--mode", default=None)
+    ap.add_argument("--llm", default=None)
+    ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args(argv)
+    flags = {k: v for k, v in {"top_k": a.top_k, "mode": a.mode, "llm": a.llm}.items() if v is not None}
+    rep = main(a.questions, a.corpus, a.out, a.compare, a.limit, Settings(**flags), data_dir=a.data_dir,
+               retrieval_only=a.retrieval_only, types=a.types.split(",") if a.types else None, depth=a.depth,
+               plots=not a.no_plots, ids=a.ids.split(",") if a.ids else None)
+    from eval.report import headline
+
+    print(headline(rep))
+    print(f"-> {Path(a.out) / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())
