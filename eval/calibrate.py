@@ -15,7 +15,7 @@ from eval.metrics import gold_ranks, hit_at_k, ndcg_at_k, reciprocal_rank
 
 
 def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, mode: str = "hybrid",
-                named_boost: float = 0.0) -> dict[str, float]:
+                named_boost: float = 0.0, bm25_weight_plain: float | None = None) -> dict[str, float]:
     """Fused score per paper as Retriever.retrieve computes it. `named_boost` adds
     `named_boost * share / (rrf_k + 1)` for the share of the query's named terms a paper mentions
     (`sides["named_share"]`, dumped by the runner), as rag/retrieve.py does outside dense mode."""
@@ -24,7 +24,10 @@ def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int
     if mode in ("dense", "hybrid"):
         parts.append((dense_weight, sides.get("dense", [])))
     if mode in ("bm25", "hybrid"):
-        parts.append((bm25_weight if mode == "hybrid" else 1.0, sides.get("bm25", [])))
+        # the engine weighs BM25 less for questions without named terms (empty named_share)
+        plain = bm25_weight_plain is not None and sides.get("named_share") == {}
+        w = (bm25_weight_plain if plain else bm25_weight) if mode == "hybrid" else 1.0
+        parts.append((w, sides.get("bm25", [])))
     for w, ranking in parts:
         for rank, (pid, _score) in enumerate(ranking, start=1):
             scores[pid] += w / (rrf_k + rank)
@@ -36,9 +39,9 @@ def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int
 
 
 def fuse(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, mode: str = "hybrid",
-         named_boost: float = 0.0) -> list[str]:
+         named_boost: float = 0.0, bm25_weight_plain: float | None = None) -> list[str]:
     """Paper ids best first (ties: first seen; the engine may order exact ties differently)."""
-    scores = fuse_scores(sides, dense_weight, bm25_weight, rrf_k, mode, named_boost)
+    scores = fuse_scores(sides, dense_weight, bm25_weight, rrf_k, mode, named_boost, bm25_weight_plain)
     return sorted(scores, key=lambda p: -scores[p])
 
 
@@ -81,7 +84,7 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
         if r.get("mode") != "hybrid" or not r.get("sides") or not r.get("ranked"):
             continue
         sc = fuse_scores(r["sides"], settings.dense_weight, settings.bm25_weight, settings.rrf_k,
-                         named_boost=getattr(settings, "named_boost", 0.0))
+                         named_boost=settings.named_boost, bm25_weight_plain=settings.bm25_weight_plain)
         ranked = r["ranked"][:depth]
         ok = all(abs(sc.get(p["paper_id"], -1.0) - p["score"]) < 1e-5 for p in ranked)
         top = sorted(sc.values(), reverse=True)[: len(ranked)]

@@ -10,12 +10,9 @@ ANSWER_SYSTEM = (
 
 SOURCE_BLOCK = '<abstract n="{n}" title="{title}">\n{text}\n</abstract>'
 
-ANSWER_USER = (
-    "Abstracts:\n{sources}\n\n"
-    "Question: {question}\n"
-    "Answer from the abstracts above. After each sentence, write the number of the abstract it comes "
-    "from in square brackets."
-)
+# The 0.5B model answers best when the citation rule lives only in the system prompt: any trailing
+# instruction about markers made it print bare lists like "[1] [2] [3]" (probed on the dev set).
+ANSWER_USER = "Abstracts:\n{sources}\n\nQuestion: {question}"
 
 CONDENSE_SYSTEM = (
     "Rewrite the user's last question as one standalone question that names the paper, method or "

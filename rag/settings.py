@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     support_threshold: float = 0.55
     refuse_threshold: float = 0.15
     drop_unsupported: bool = False
-    fallback_min_answerability: float = 0.3  # below this, an unsupported answer becomes a refusal
+    fallback_min_answerability: float = 0.2  # below this, an unsupported answer becomes a refusal
     summary_min_relevance: float = 0.35
     summary_candidates: int = 15
     summary_cut: float = 0.75  # keep papers whose relevance is within this share of the best

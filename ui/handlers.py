@@ -161,6 +161,8 @@ class Handlers:
                             turn.answer = item
                             break
                         turn.text += item
+                        if session.epoch != epoch:  # New chat was pressed: this answer has nowhere to go
+                            return
                         now = time.monotonic()
                         if now - last >= STREAM_EVERY_S:
                             last = now
@@ -179,6 +181,8 @@ class Handlers:
             except Exception:  # noqa: BLE001 - any model failure becomes a friendly message
                 log.exception("answering failed")
                 turn.status, turn.error = "error", MODEL_FAILURE
+        if session.epoch != epoch:
+            return
         data = turn.answer.to_json() if turn.answer is not None else None
         if data is not None:
             data["markdown"] = render.answer_markdown(turn.answer)
