@@ -19,6 +19,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from eval import metrics as M
+from rag.corpus import iter_jsonl
 from rag.errors import UserError
 
 ENGINE_MODES = ("hybrid", "dense", "bm25")
@@ -35,13 +36,7 @@ def load_questions(path: Path | str, limit: int | None = None, types: Sequence[s
     qs = []
     if not Path(path).is_file():
         raise UserError(f"{path}: question file not found (default: eval/questions.jsonl).")
-    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+    for lineno, q in iter_jsonl(Path(path)):
         for k in ("id", "type", "question"):
             if k not in q:
                 raise UserError(f"{path}:{lineno}: question has no '{k}'")

@@ -41,12 +41,13 @@ def load_metadata(folder: Path) -> dict[tuple[str, int], dict]:
     if not meta_path.exists():
         return {}
     out = {}
-    for _, rec in _iter_jsonl(meta_path):
+    for _, rec in iter_jsonl(meta_path):
         out[(rec["file"], int(rec["index"]))] = rec
     return out
 
 
-def _iter_jsonl(path: Path):
+def iter_jsonl(path: Path):
+    """(line number, object) for each non-blank line; a bad line raises CorpusError naming it."""
     for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
@@ -87,7 +88,7 @@ def read_txt(path: Path) -> list[Paper]:
 
 def read_jsonl(path: Path) -> list[Paper]:
     papers = []
-    for lineno, rec in _iter_jsonl(path):
+    for lineno, rec in iter_jsonl(path):
         abstract = rec.get("abstract")
         if not isinstance(abstract, str) or not abstract.strip():
             raise CorpusError(f"{path}:{lineno}: no 'abstract' text in this record.")
