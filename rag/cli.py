@@ -229,7 +229,3 @@ def bench(
     res = eval.bench.main(corpus, out, make_settings(threads=threads), data_dir=data_dir, sample=sample or None,
                           full_ingest=full_ingest)
     typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))
-
-
-def main() -> None:  # pragma: no cover
-    app()

@@ -82,10 +82,6 @@ class Answer:
     fallback: bool = False  # True when the answer was built extractively
     timings: dict[str, float] = field(default_factory=dict)
 
-    def cited_papers(self) -> list[Paper]:
-        ids = {c.paper_id for c in self.citations}
-        return [h.paper for h in self.retrieved if h.paper.paper_id in ids]
-
     def to_json(self) -> dict[str, Any]:
         return {
             "question": self.question,
