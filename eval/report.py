@@ -159,7 +159,7 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
               "### Refusal threshold sweep", "",
               "Refusal rate on unanswerable / false-refusal rate on answerable questions (answer task; summaries "
               "excluded) if the engine refused below each threshold of a signal: `refusal` = the engine's own "
-              f"signal ({cal.get('refusal_signal')}), `answerability` = rag.cite.answerability over the papers "
+              f"signal ({cal.get('refusal_signal')}), `answerability` = rag.question.answerability over the papers "
               "shown to the LLM, `relevance` = rag.cite.relevance of the top-k evidence. "
               "Separation (AUC, 1 = perfect, 0.5 = chance): "
               + ", ".join(f"{k} {fmt((cal.get('refusal_auc') or {}).get(k))}" for k in keys) + ".", "",

@@ -142,10 +142,9 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
 
     `refusal` is the score the engine's own refusal rule compares with `refuse_threshold`:
-    `engine.refusal_score(query, hits)` when the engine exposes it; else for answers
-    rag.cite.answerability over the `context_papers` shown to the LLM (rag/answer.py), falling back to
-    rag.cite.relevance over the top_k on engines without it; for summaries the best per-paper relevance
-    among the `summary_candidates` (rag/summarize.py: no paper clears the floor -> refusal).
+    `engine.refusal_score` over the `context_papers` shown to the LLM (rag/answer.py), else
+    rag.cite.relevance over the top_k; for summaries the best per-paper relevance among the
+    `summary_candidates` (rag/summarize.py: no paper clears the floor -> refusal).
     """
     from rag import cite
     from rag.retrieve import group_by_paper
@@ -168,13 +167,11 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         "bm25_top": [x[1] for x in sides["bm25"][:5]],
     }
     gen_hits = hits[: min(top_k, s.context_papers)]
-    if hasattr(cite, "answerability"):
-        sc, why = cite.answerability(query, gen_hits, engine.judge)
+    if hasattr(engine, "refusal_score"):
+        sc, why = engine.refusal_score(query, gen_hits)
         feats["answerability"], feats["answerability_reason"] = round(float(sc), 4), why
     if task == "summarize":
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
-    elif hasattr(engine, "refusal_score"):
-        feats["refusal"], feats["refusal_signal"] = round(float(engine.refusal_score(query, gen_hits)[0]), 4), "engine.refusal_score"
     elif "answerability" in feats:
         feats["refusal"], feats["refusal_signal"] = feats["answerability"], "answerability"
     else:
@@ -186,7 +183,7 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
 
 def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
     try:
-        from rag.cite import _flatten, _mentions, named_terms
+        from rag.question import flatten, mentions, named_terms
     except ImportError:
         return None
     terms = named_terms(query)
@@ -194,8 +191,8 @@ def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
         return {}
     out = {}
     for pid, p in engine.index.get_papers(sorted(pids)).items():
-        text = _flatten(f"{p.title or ''} {p.text}")
-        share = sum(_mentions(text, t) for t in terms) / len(terms)
+        text = flatten(f"{p.title or ''} {p.text}")
+        share = sum(mentions(text, t) for t in terms) / len(terms)
         if share:
             out[pid] = round(share, 4)
     return out

@@ -9,10 +9,11 @@ import time
 from typing import Iterator
 
 from rag import prompts
-from rag.cite import Judge, answerability, bind, extractive
+from rag.cite import Judge, bind, extractive
 from rag.errors import UserError
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
+from rag.question import answerability, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit
@@ -136,6 +137,14 @@ class Engine:
             {"role": "user", "content": prompts.ANSWER_USER.format(sources="\n\n".join(blocks), question=question)},
         ]
 
+    def refusal_score(self, question: str, hits: list[Hit]) -> tuple[float, str]:
+        """Answerability of the question from these sources; below `refuse_threshold` we refuse."""
+        return answerability(question, hits, self.judge, self.retriever.idf)
+
+    def focus(self, question: str, hits: list[Hit]) -> set[int]:
+        """The sources (1-based) the question is about: the only ones an answer may cite."""
+        return focus(question, hits, self.judge, self.settings.focus_ratio, self.settings.focus_broad_ratio)
+
     # ------------------------------------------------------------ public API
     def stream(self, question: str, history: list[dict] | None = None, *, top_k: int | None = None,
                mode: Mode | None = None, task: str = "answer") -> Iterator[str | Answer]:
@@ -155,7 +164,7 @@ class Engine:
         t_ret = time.perf_counter()
         timings = {"condense_s": t_cond - t0, "retrieve_s": t_ret - t_cond}
         gen_hits = hits[: s.context_papers]
-        score, reason = answerability(standalone, gen_hits, self.judge)
+        score, reason = self.refusal_score(standalone, gen_hits)
 
         def refusal() -> Answer:
             timings.setdefault("generate_s", 0.0)
@@ -176,15 +185,17 @@ class Engine:
         timings["first_token_s"] = self.llm.stats.first_token_s
         timings["tokens_per_s"] = self.llm.stats.tokens_per_s
 
-        text, sentences, citations = bind("".join(raw), gen_hits, self.judge, s.support_threshold, s.drop_unsupported)
+        allowed = self.focus(standalone, gen_hits)
+        text, sentences, citations = bind("".join(raw), gen_hits, self.judge, s.support_threshold,
+                                          s.drop_unsupported, allowed)
         fallback = False
         if not any(x.supported for x in sentences):
             if score < s.fallback_min_answerability:  # the model found nothing and the evidence is weak
                 yield refusal()
                 return
             fallback = True
-            text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge), gen_hits,
-                                              self.judge, 0.0)
+            text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge, allowed=allowed),
+                                              gen_hits, self.judge, 0.0, allowed=allowed)
         timings["verify_s"] = time.perf_counter() - t_gen
         timings["total_s"] = time.perf_counter() - t0
         yield Answer(question, text, citations, sentences, hits, refused=False,

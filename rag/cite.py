@@ -146,8 +146,10 @@ class Judge:
         return out
 
 
-def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False):
+def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False,
+         allowed: set[int] | None = None):
     """Verify each answer sentence and bind its citations to the sources that support it.
+    Only sources in `allowed` (1-based; None = all) may be cited: the ones the question is about.
 
     Returns (answer text with renumbered markers, sentences, citations).
     """
@@ -169,6 +171,8 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
         sc = judge.scores(text, evidence) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
         per_paper: dict[int, tuple[float, Evidence]] = {}
         for s, e in zip(sc, evidence):
+            if allowed is not None and e.paper_n not in allowed:
+                continue
             if s > per_paper.get(e.paper_n, (-1.0, None))[0]:
                 per_paper[e.paper_n] = (float(s), e)
         top = max((v[0] for v in per_paper.values()), default=0.0)
@@ -201,97 +205,27 @@ def render(sentences: list[Sentence]) -> str:
     return " ".join(s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
 
 
-def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3) -> str:
-    """Most relevant evidence sentences, at most one per paper first, each marked with its source."""
-    evidence = judge.evidence(hits)
+def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3,
+               allowed: set[int] | None = None) -> str:
+    """Most relevant evidence sentences (one per paper first, then the next best close to the top),
+    in reading order, each marked with its source."""
+    evidence = [e for e in judge.evidence(hits) if allowed is None or e.paper_n in allowed]
     if not evidence:
         return ""
     sc = judge.scores(question, evidence)
-    order = np.argsort(-sc)
-    chosen, seen = [], set()
+    order = [i for i in np.argsort(-sc) if sc[i] >= sc.max() * 0.6]
+    chosen: list[int] = []
+    for i in order:  # breadth first: the best sentence of each paper
+        if len(chosen) < max_sentences and evidence[i].paper_n not in {evidence[j].paper_n for j in chosen}:
+            chosen.append(i)
     for i in order:
-        e = evidence[i]
-        if e.paper_n in seen:
-            continue
-        seen.add(e.paper_n)
-        chosen.append(e)
-        if len(chosen) == max_sentences or sc[i] < sc[order[0]] * 0.6:
-            break
-    return " ".join(f"{e.text.rstrip('.')}. [{e.paper_n}]" for e in chosen)
+        if len(chosen) < max_sentences and i not in chosen:
+            chosen.append(i)
+    chosen.sort(key=lambda i: (evidence[i].paper_n, evidence[i].start))
+    return " ".join(f"{evidence[i].text.rstrip('.')}. [{evidence[i].paper_n}]" for i in chosen)
 
 
 def relevance(question: str, hits: list[Hit], judge: Judge) -> float:
     """How well the best evidence sentence matches the question: the refusal signal."""
     evidence = judge.evidence(hits)
     return float(judge.scores(question, evidence).max()) if evidence else 0.0
-
-
-# ---------------------------------------------------------------- answerability (refusal)
-
-_QWORDS = {"what", "which", "how", "who", "when", "where", "why", "does", "do", "did", "is", "are", "can",
-           "tell", "explain", "describe", "summarize", "compare", "give", "list", "and", "the", "in", "on"}
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
-_QUANTITY = re.compile(
-    r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
-    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
-    r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
-    re.I,
-)
-
-
-_COMPARE = re.compile(r"\b(and|both|compare[ds]?|comparison|differ|difference|versus|vs\.?|between)\b", re.I)
-_WHICH = re.compile(r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?", re.I)
-_QUANTITY_EVIDENCE = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
-    r"dozens?|\w+fold|single)\b", re.I)
-
-
-def _flatten(text: str) -> str:
-    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
-    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
-
-
-def named_terms(question: str) -> set[str]:
-    """Terms a source must contain for the question to be about it: acronyms, CamelCase or
-    digit-bearing names, numbers with units, and capitalised words inside a sentence."""
-    out = set()
-    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
-        toks = _TOKEN.findall(sent)
-        for i, w in enumerate(toks):
-            lw = re.sub(r"'s$", "", w.lower()).strip(".'")
-            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
-                continue
-            if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
-                out.add(_flatten(lw))
-    return out
-
-
-def _mentions(text: str, term: str) -> bool:
-    return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
-
-
-def answerability(question: str, hits: list[Hit], judge: Judge) -> tuple[float, str]:
-    """(score, reason). Zero when the sources lack a name the question asks about (all in one
-    paper unless the question compares papers); for "which paper" questions, the share of the
-    question's content words the best abstract covers; for quantity questions, the best evidence
-    sentence that states a quantity; else the best sentence-level relevance."""
-    if not hits:
-        return 0.0, "nothing retrieved"
-    texts = [_flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
-    terms = named_terms(question)
-    missing = sorted(t for t in terms if not any(_mentions(x, t) for x in texts))
-    if missing:
-        return 0.0, f"the sources never mention {', '.join(missing)}"
-    if len(terms) > 1 and not _COMPARE.search(question) and not any(all(_mentions(x, t) for t in terms) for x in texts):
-        return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
-    evidence = judge.evidence(hits)
-    sc = judge.scores(question, evidence)
-    if _QUANTITY.search(question):
-        numeric = [s for s, e in zip(sc, evidence) if _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))]
-        return float(max(numeric, default=0.0)), "quantity asked: best evidence stating a quantity"
-    best = float(sc.max()) if len(sc) else 0.0
-    if _WHICH.search(question):
-        words = content_words(_WHICH.sub("", question)) - _QWORDS
-        cover = max(len(words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / max(1, len(words)) for h in hits)
-        return min(best, cover), "which-paper question: coverage of its description"
-    return best, "best sentence relevance"

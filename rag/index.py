@@ -12,6 +12,7 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
+from typing import Iterator
 from urllib.parse import urlparse
 
 import numpy as np
@@ -172,7 +173,8 @@ class Index:
 
         todo: list[tuple[Paper, str, list[Chunk]]] = []
         for p in papers:
-            digest = content_hash(p, s.chunk_size, s.chunk_overlap, embedder.name)
+            digest = content_hash(p, s.chunk_size, s.chunk_overlap, embedder.name,
+                                  getattr(embedder, "max_seq_length", None))
             m = known.get(p.paper_id)
             if m and m.get("content_hash") == digest:
                 rep.skipped += int(m.get("n_chunks", 0))
@@ -181,17 +183,12 @@ class Index:
 
         total = sum(len(c) for _, _, c in todo)
         bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
-        start = 0
-        while start < len(todo):
-            group, n = [], 0
-            while start < len(todo) and (n < s.ingest_block or not group):
-                group.append(todo[start])
-                n += len(todo[start][2])
-                start += 1
-            added, replaced = self._ingest_group(group, embedder)
+        for group in self._groups(todo):
+            texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
+            added, replaced = self._write_group(group, embedder.encode(texts))
             rep.added += added
             rep.removed += replaced
-            bar.update(n)
+            bar.update(added)
         bar.close()
 
         # papers that disappeared from a re-ingested file
@@ -210,10 +207,20 @@ class Index:
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def _ingest_group(self, group: list[tuple[Paper, str, list[Chunk]]], embedder) -> tuple[int, int]:
-        """Embed and write one group of papers; returns (chunks added, old chunks removed)."""
-        texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
-        vecs = embedder.encode(texts)
+    def _groups(self, todo: list) -> Iterator[list]:
+        """Consecutive papers holding about `ingest_block` chunks: the crash-safe unit."""
+        group, n = [], 0
+        for item in todo:
+            group.append(item)
+            n += len(item[2])
+            if n >= self.settings.ingest_block:
+                yield group
+                group, n = [], 0
+        if group:
+            yield group
+
+    def _write_group(self, group: list[tuple[Paper, str, list[Chunk]]], vecs) -> tuple[int, int]:
+        """Write one embedded group of papers; returns (chunks added, old chunks removed)."""
         pids = [p.paper_id for p, _, _ in group]
         new_ids = {c.chunk_id for _, _, chunks in group for c in chunks}
         old = [i for i in self._chunk_ids_of(pids) if i not in new_ids]

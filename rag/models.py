@@ -56,9 +56,12 @@ class Embedder:
 
         _set_threads(settings)
         self.model = SentenceTransformer(str(embedder_path()), device="cpu")
+        # The model was trained on 128-wordpiece inputs; longer windows cost time, not quality (README).
+        self.model.max_seq_length = min(settings.embed_max_tokens, self.model.max_seq_length)
         self.tokenizer = self.model.tokenizer
         self.max_seq_length = self.model.max_seq_length
         self.batch_size = settings.embed_batch
+        self.int8 = settings.embed_int8
         if settings.embed_int8:
             self.model = _quantize(self.model)
 
@@ -81,7 +84,7 @@ def _quantize(model):
 
 
 def get_embedder(settings: Settings) -> Embedder:
-    key = ("embed", settings.embed_int8, settings.embed_batch)
+    key = ("embed", settings.embed_int8, settings.embed_batch, settings.embed_max_tokens)
     with _lock:
         if key not in _cache:
             _cache[key] = Embedder(settings)

@@ -4,11 +4,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
+from functools import cached_property
 from pathlib import Path
 
 from rag.chunk import embed_text
-from rag.cite import _flatten, _mentions, named_terms
 from rag.index import Index
+from rag.question import Idf, flatten, idf_from_counts, mentions, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
 
@@ -47,6 +48,17 @@ class BM25Side:
             self.retriever.persist(str(path))
         except OSError as e:  # a read-only data dir only costs a rebuild next time
             log.warning("could not persist BM25 index: %s", e)
+
+    @cached_property
+    def idf(self) -> Idf:
+        """Inverse document frequency of a stemmed word over the chunks (bm25s's own statistics)."""
+        model = self.retriever.bm25
+        vocab, indptr = model.vocab_dict, model.scores["indptr"]
+
+        def df(word: str) -> int:
+            t = vocab.get(word)
+            return 0 if t is None or t + 1 >= len(indptr) else int(indptr[t + 1] - indptr[t])
+        return idf_from_counts(df, int(model.scores["num_docs"]))
 
     def search(self, query: str) -> list[tuple[Chunk, float]]:
         out = []
@@ -87,6 +99,9 @@ class Retriever:
                 self._counts = counts
             return self._bm25
 
+    def idf(self, word: str) -> float:
+        return self.bm25().idf(word)
+
     def refresh(self) -> None:
         """Drop the BM25 side after an ingest so the next query rebuilds it."""
         with self._lock:
@@ -119,8 +134,8 @@ class Retriever:
         # sides outrank the only paper that names the method).
         if terms and s.named_boost:
             for pid, p in papers.items():
-                text = _flatten(f"{p.title or ''} {p.text}")
-                share = sum(_mentions(text, t) for t in terms) / len(terms)
+                text = flatten(f"{p.title or ''} {p.text}")
+                share = sum(mentions(text, t) for t in terms) / len(terms)
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         best = sorted(papers, key=lambda p: -scores[p])[:top_k]
         return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best]

@@ -1,7 +1,8 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
 import pytest
 
-from rag.cite import Judge, answerability, bind, extractive, named_terms, sentence_spans, split_markers
+from rag.cite import Judge, bind, extractive, sentence_spans, split_markers
+from rag.question import answerability, named_terms
 from rag.types import Hit, Paper
 
 CEL = Paper("P1", "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "

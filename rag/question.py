@@ -1,0 +1,174 @@
+"""What a question asks and which sources it is about: named terms, answerability (refusal), focus.
+
+Everything here compares the question with the retrieved sources; nothing is generated. Rare words
+are weighted by the corpus's own inverse document frequency (the BM25 side's statistics).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import numpy as np
+
+from rag.cite import Judge, _norm, content_words, stopwords
+from rag.types import Hit
+
+Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
+
+_QWORDS = {"what", "which", "how", "who", "when", "where", "why", "does", "do", "did", "is", "are", "can",
+           "tell", "explain", "describe", "summarize", "compare", "give", "list", "and", "the", "in", "on"}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
+    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
+    r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
+    re.I,
+)
+# The thing a quantity question counts or measures ("how many GPU hours", "what learning rate"):
+# the evidence sentence that states the number must name it.
+_QUANTITY_NOUN = re.compile(
+    r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
+    r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
+    r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
+    r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
+    r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
+    re.I,
+)
+_COMPARE = re.compile(r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I)
+_WHICH = re.compile(r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?|"
+                    r"^\s*(is there|are there|does any|do any) (a |any )?(paper|work|study|abstract)s?\b", re.I)
+# Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
+# every source close to the best; "which one" questions want the single best.
+_BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|contrast|compare)\b", re.I)
+_SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
+_QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expression ("in $V$ iterations")
+    r"\d|\$[^$]+\$|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
+    r"dozens?|\w+fold|single)\b", re.I)
+
+
+def flatten(text: str) -> str:
+    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
+    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
+
+
+def named_terms(question: str) -> set[str]:
+    """Terms a source must contain for the question to be about it: acronyms, CamelCase or
+    digit-bearing names, numbers with units, and capitalised words inside a sentence."""
+    out = set()
+    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
+        toks = _TOKEN.findall(sent)
+        for i, w in enumerate(toks):
+            lw = re.sub(r"'s$", "", w.lower()).strip(".'")
+            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
+                continue
+            if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
+                out.add(flatten(lw))
+    return out
+
+
+def mentions(text: str, term: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
+
+
+def quantity_heads(question: str) -> set[str]:
+    """Stemmed head nouns of what a quantity question measures: "how many GPU hours" -> {"hour"}."""
+    heads = set()
+    for m in _QUANTITY_NOUN.finditer(question):
+        phrase = next(g for g in m.groups() if g)
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
+        if words:
+            heads.add(_norm(words[-1]))
+    return heads
+
+
+def _source_texts(hits: list[Hit]) -> list[str]:
+    return [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+
+
+def idf_coverage(words: set[str], hits: list[Hit], idf: Idf | None) -> float:
+    """The best single source's share of the question's words, each weighted by its rarity."""
+    if not words:
+        return 1.0
+    weight = {w: (idf(w) if idf else 1.0) for w in words}
+    total = sum(weight.values()) or 1.0
+    return max(sum(weight[w] for w in words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / total
+               for h in hits)
+
+
+def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None = None) -> tuple[float, str]:
+    """(score, reason). Zero when the sources lack a name the question asks about (all in one
+    paper unless the question compares papers); for "which paper" questions, the IDF-weighted share
+    of the described words the best abstract covers; for quantity questions, the best evidence
+    sentence that states a quantity of the thing asked; else the best sentence-level relevance."""
+    if not hits:
+        return 0.0, "nothing retrieved"
+    texts = _source_texts(hits)
+    terms = named_terms(question)
+    missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
+    if missing:
+        return 0.0, f"the sources never mention {', '.join(missing)}"
+    if (len(terms) > 1 and not _COMPARE.search(question) and " and " not in question
+            and not any(all(mentions(x, t) for t in terms) for x in texts)):
+        return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
+    evidence = judge.evidence(hits)
+    sc = judge.scores(question, evidence)
+    if _QUANTITY.search(question):
+        heads, about = quantity_heads(question), term_focus(question, hits)
+        numeric = [s for s, e in zip(sc, evidence)
+                   if (not about or e.paper_n in about) and _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))
+                   and (not heads or heads & content_words(e.text))]
+        what = f" of {', '.join(sorted(heads))}" if heads else ""
+        return float(max(numeric, default=0.0)), f"quantity asked: best evidence stating a quantity{what}"
+    best = float(sc.max()) if len(sc) else 0.0
+    if _WHICH.search(question):
+        words = content_words(_WHICH.sub("", question)) - _QWORDS
+        return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
+    return best, "best sentence relevance"
+
+
+def term_focus(question: str, hits: list[Hit]) -> set[int]:
+    """Sources (1-based) singled out by the question's named terms: those naming the most of the
+    terms that some sources name and others don't (for comparisons, the best source per term)."""
+    texts = _source_texts(hits)
+    terms = [t for t in named_terms(question) if 0 < sum(mentions(x, t) for x in texts) < len(texts)]
+    if not terms:
+        return set()
+    count = [sum(mentions(x, t) for t in terms) for x in texts]
+    if _COMPARE.search(question) or " and " in question:
+        out = set()
+        for t in terms:
+            having = [i for i, x in enumerate(texts) if mentions(x, t)]
+            best = max(count[i] for i in having)
+            out |= {i + 1 for i in having if count[i] == best}
+        return out
+    return {i + 1 for i, c in enumerate(count) if c == max(count)}
+
+
+def focus(question: str, hits: list[Hit], judge: Judge, ratio: float, broad_ratio: float) -> set[int]:
+    """1-based positions of the sources the question is about; only these may be cited.
+
+    Named terms decide when some sources name them and others don't: the sources naming the most
+    of them (for comparisons, the best source for each term). Otherwise sentence relevance to the
+    question decides: the top-ranked source plus any within `ratio` of the most relevant one
+    (`broad_ratio` when the question asks about several papers)."""
+    if not hits:
+        return set()
+    named = term_focus(question, hits)
+    if named:
+        return named
+    evidence = judge.evidence(hits)
+    rel = np.zeros(len(hits))
+    for s, e in zip(judge.scores(question, evidence), evidence):
+        rel[e.paper_n - 1] = max(rel[e.paper_n - 1], s)
+    cut = broad_ratio if _BROAD.search(question) and not _SINGLE.search(question) else ratio
+    return {1} | {i + 1 for i, r in enumerate(rel) if r > 0 and r >= cut * rel.max()}
+
+
+def idf_from_counts(df: Callable[[str], int], n_docs: int) -> Idf:
+    """BM25's idf; words the corpus never uses weigh most (their absence is the strongest signal)."""
+    def idf(word: str) -> float:
+        parts = [p for p in word.split("-") if p] or [word]
+        d = min(df(p) for p in parts)
+        return math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
+    return idf
