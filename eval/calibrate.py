@@ -1,4 +1,5 @@
-"""Offline calibration from rows.jsonl: re-fuse the dumped per-side rankings with other weights.
+"""Calibration: per-row features the runner dumps (refusal signals, per-side rankings), and offline
+replays of rows.jsonl that re-fuse the dumped per-side rankings with other weights.
 
 Every row dumps `sides`: the dense and BM25 paper rankings (best chunk per paper, `candidates` chunks
 deep) for the same query the engine used. `fuse` replays the engine's weighted reciprocal-rank fusion
@@ -11,7 +12,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
+from eval import metrics as M
 from eval.metrics import gold_ranks, hit_at_k, ndcg_at_k, reciprocal_rank
+
+SWEEP = [0.0, 0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.35, 0.4, 0.45, 0.5]  # refusal thresholds swept in the report
+ENGINE_MODES = ("hybrid", "dense", "bm25")
 
 
 def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, mode: str = "hybrid",
@@ -92,3 +97,85 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
         same += ok
         n += 1
     return same / n if n else None
+
+
+# ---------------------------------------------------------------- per-row features and the report section
+
+
+def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dict, dict]:
+    """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
+
+    `refusal` is the score the engine's own refusal rule compares with `refuse_threshold`:
+    `engine.refusal_score` over the `context_papers` shown to the LLM (rag/answer.py), else
+    rag.cite.relevance over the top_k; for summaries the best per-paper relevance among the
+    `summary_candidates` (rag/summarize.py: no paper clears the floor -> refusal).
+    """
+    from rag import cite
+    from rag.retrieve import group_by_paper
+
+    s = engine.settings
+    shown = hits[: max(top_k, s.summary_candidates) if task == "summarize" else top_k]
+    per_hit = [cite.relevance(query, [h], engine.judge) for h in shown]
+    vec = engine.embedder.encode([query])[0]
+    dense = group_by_paper(engine.index.dense(vec, s.candidates))
+    bm25 = group_by_paper(engine.retriever.bm25().search(query))
+    sides = {
+        "dense": [[pid, round(cs[0][1], 5)] for pid, (_, cs) in sorted(dense.items(), key=lambda kv: kv[1][0])],
+        "bm25": [[pid, round(cs[0][1], 4)] for pid, (_, cs) in sorted(bm25.items(), key=lambda kv: kv[1][0])],
+    }
+    feats = {
+        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.cite.relevance(query, shown, judge)
+        "relevance_per_hit": [round(x, 4) for x in per_hit],
+        "fused_top": [round(h.score, 6) for h in hits[:5]],
+        "dense_top": [x[1] for x in sides["dense"][:5]],
+        "bm25_top": [x[1] for x in sides["bm25"][:5]],
+    }
+    gen_hits = hits[: min(top_k, s.context_papers)]
+    if hasattr(engine, "refusal_score"):
+        sc, why = engine.refusal_score(query, gen_hits)
+        feats["answerability"], feats["answerability_reason"] = round(float(sc), 4), why
+    if task == "summarize":
+        feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
+    elif "answerability" in feats:
+        feats["refusal"], feats["refusal_signal"] = feats["answerability"], "answerability"
+    else:
+        feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
+    # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
+    sides["named_share"] = named_shares(engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]})
+    return feats, sides
+
+
+def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
+    try:
+        from rag.question import flatten, mentions, named_terms
+    except ImportError:
+        return None
+    terms = named_terms(query)
+    if not terms:
+        return {}
+    out = {}
+    for pid, p in engine.index.get_papers(sorted(pids)).items():
+        text = flatten(f"{p.title or ''} {p.text}")
+        share = sum(mentions(text, t) for t in terms) / len(terms)
+        if share:
+            out[pid] = round(share, 4)
+    return out
+
+
+def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
+    hybrid = [r for r in rows if r.get("config") == "hybrid" and not r.get("error")]
+    base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
+    gold_of = lambda r: [frozenset(k) for k in r["gold_keys"]]  # noqa: E731
+    answers = [r for r in base if r.get("task") == "answer"]  # summaries refuse on another signal
+    feats = [k for k in ("refusal", "answerability", "relevance") if any(k in r.get("features", {}) for r in answers)]
+    boost = getattr(s, "named_boost", 0.0)
+    return {
+        "refusal_signal": next((r["features"].get("refusal_signal") for r in answers if r.get("features")), None),
+        "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats} if answers else {},
+        "refusal_auc": {k: M.refusal_auc(answers, key=k) for k in feats} if answers else {},
+        "fusion_grid": fusion_grid(base, gold_of, named_boosts=(0.0, 1.0, 2.0) if boost or any(
+            r.get("sides", {}).get("named_share") for r in base) else (0.0,))[:15] if base else [],
+        "fusion_replication": replication_check(hybrid, s, depth),
+        "current": {"dense_weight": s.dense_weight, "bm25_weight": s.bm25_weight, "rrf_k": s.rrf_k,
+                    "named_boost": boost, "refuse_threshold": s.refuse_threshold},
+    }

@@ -2,7 +2,6 @@
 import pytest
 
 from rag.cite import Judge, bind, extractive, sentence_spans, split_markers
-from rag.question import answerability, named_terms
 from rag.types import Hit, Paper
 
 CEL = Paper("P1", "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
@@ -81,14 +80,12 @@ def test_extractive_answer_cites_every_sentence(judge):
     assert sents and all(s.citations for s in sents)
 
 
-def test_named_terms_and_answerability(judge):
-    assert named_terms("What accuracy does MR.Q reach on GSM8K?") == {"mr.q", "gsm8k"}
-    assert named_terms("What does Celcomen do?") == {"celcomen"}
-    assert named_terms("How does the method work?") == set()
+def test_only_allowed_sources_are_cited(judge):
     hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
-    score, why = answerability("What FID does Celcomen get on ImageNet?", hits, judge)
-    assert score == 0.0 and "imagenet" in why
-    score, why = answerability("Does Celcomen beat MR.Q on continuous control?", hits, judge)
-    assert score == 0.0 and "no single source" in why  # needs both names in one abstract
-    assert answerability("Compare Celcomen and MR.Q.", hits, judge)[0] > 0  # comparisons may span papers
-    assert answerability("What does Celcomen do?", hits, judge)[0] > 0.3
+    text = "Celcomen is a generative graph neural network [1]. MR.Q uses model-based representations [2]."
+    _, sents, cites = bind(text, hits, judge, 0.45, allowed={1})
+    assert [c.paper_id for c in cites] == ["P1"]
+    assert sents[0].supported and not sents[1].supported and sents[1].citations == []
+    out = extractive("What does the agent use?", hits, judge, allowed={2})
+    assert "[2]" in out and "[1]" not in out
+

@@ -1,0 +1,52 @@
+"""Question analysis: named terms, answerability (refusal) and the sources a question is about."""
+import pytest
+
+from rag.cite import Judge
+from rag.question import answerability, focus, idf_coverage, named_terms, quantity_heads
+from rag.types import Hit
+from tests.test_cite import CEL, RL
+
+
+@pytest.fixture(scope="module")
+def judge(embedder):
+    return Judge(embedder)
+
+
+def test_named_terms_and_answerability(judge):
+    assert named_terms("What accuracy does MR.Q reach on GSM8K?") == {"mr.q", "gsm8k"}
+    assert named_terms("What does Celcomen do?") == {"celcomen"}
+    assert named_terms("How does the method work?") == set()
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    score, why = answerability("What FID does Celcomen get on ImageNet?", hits, judge)
+    assert score == 0.0 and "imagenet" in why
+    score, why = answerability("Does Celcomen beat MR.Q on continuous control?", hits, judge)
+    assert score == 0.0 and "no single source" in why  # needs both names in one abstract
+    assert answerability("Compare Celcomen and MR.Q.", hits, judge)[0] > 0  # comparisons may span papers
+    assert answerability("What does Celcomen do?", hits, judge)[0] > 0.3
+
+
+def test_quantity_questions_need_the_asked_quantity_in_the_named_paper(judge):
+    assert quantity_heads("How many GPU hours does MR.Q need?") == {"hour"}
+    assert quantity_heads("What learning rate and batch size were used?") == {"rate", "size"}
+    hits = [Hit(RL, 1.0), Hit(CEL, 0.5)]
+    assert answerability("How many continuous-control tasks does MR.Q match baselines on?", hits, judge)[0] > 0.3
+    score, why = answerability("How many training hours does MR.Q need?", hits, judge)
+    assert score == 0.0 and "hour" in why  # the abstract counts tasks, not hours
+    # Celcomen states an accuracy, MR.Q doesn't: the question is about MR.Q
+    assert answerability("What accuracy does MR.Q reach?", hits, judge)[0] == 0.0
+    assert answerability("What accuracy does Celcomen reach?", hits, judge)[0] > 0.3
+
+
+def test_which_paper_coverage_weighs_rare_words():
+    words = {"generat", "graph", "protein"}
+    assert idf_coverage(words, [Hit(CEL, 1.0)], None) == pytest.approx(2 / 3)
+    assert idf_coverage(words, [Hit(CEL, 1.0)], lambda w: 5.0 if w == "protein" else 1.0) == pytest.approx(2 / 7)
+
+
+def test_focus_picks_the_papers_the_question_is_about(judge):
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    assert focus("What does Celcomen do?", hits, judge, 0.95, 0.7) == {1}
+    assert focus("What does MR.Q use?", hits, judge, 0.95, 0.7) == {2}  # named terms beat the rank
+    assert focus("Compare Celcomen and MR.Q.", hits, judge, 0.95, 0.7) == {1, 2}
+    assert focus("Which agent matches baselines on continuous-control tasks?", [Hit(RL, 1.0), Hit(CEL, 0.5)],
+                 judge, 0.95, 0.7) == {1}
