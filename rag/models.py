@@ -197,7 +197,12 @@ class LLM:
 
     def stream(self, messages: list[dict], max_new_tokens: int | None = None) -> Iterator[str]:
         """Yield text deltas. One generation at a time per model (CPU-bound; avoids thrashing)."""
-        from transformers import TextIteratorStreamer
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
+
+        class StopWhenSet(StoppingCriteria):
+            def __call__(self, input_ids, scores, **kwargs):
+                return torch.full((input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device)
 
         with self._gen_lock:
             inputs = self.prompt_ids(messages)
@@ -211,6 +216,8 @@ class LLM:
                 pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
             )
             errors: list[BaseException] = []
+            stop = threading.Event()  # set when the caller stops reading (New chat, closed stream)
+            kwargs["stopping_criteria"] = StoppingCriteriaList([StopWhenSet()])
 
             def run():
                 try:
@@ -224,14 +231,17 @@ class LLM:
             t0 = time.perf_counter()
             thread = threading.Thread(target=run, daemon=True)
             thread.start()
-            for delta in streamer:
-                if not delta:
-                    continue
-                if stats.first_token_s == 0.0:
-                    stats.first_token_s = time.perf_counter() - t0
-                pieces.append(delta)
-                yield delta
-            thread.join()
+            try:
+                for delta in streamer:
+                    if not delta:
+                        continue
+                    if stats.first_token_s == 0.0:
+                        stats.first_token_s = time.perf_counter() - t0
+                    pieces.append(delta)
+                    yield delta
+            finally:  # an abandoned stream must not keep generating behind the next one
+                stop.set()
+                thread.join()
             stats.total_s = time.perf_counter() - t0
             stats.new_tokens = len(self.tokenizer("".join(pieces), add_special_tokens=False)["input_ids"])
             self.stats = stats

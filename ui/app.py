@@ -126,7 +126,9 @@ def build_app(
         api_ev = api_ask.click(on.ask, [question, task, top_k, mode, profile, session],
                                [chat, sources, session, answer_json], api_name="ask", **llm)
         clear.click(on.new_chat, [session], [session, chat, sources, hint, examples_box, copy_box, answer_json],
-                    api_name="new_chat", cancels=streams + [api_ev], concurrency_limit=None)
+                    api_name="new_chat", cancels=streams + [api_ev], concurrency_limit=None) \
+            .then(on.settle, [session, show_scores], [chat, sources], api_visibility="private",
+                  concurrency_limit=None, show_progress="hidden")
         show_scores.change(on.rerender_sources, [session, show_scores], [sources], api_visibility="private",
                            concurrency_limit=None, show_progress="hidden")
         copy_btn.click(on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None) \

@@ -133,10 +133,19 @@ class Handlers:
             yield from self._answer_turn(session, turn, top_k, mode, profile, show_scores)
 
     def _answer_turn(self, session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
+        session.streaming += 1
+        try:
+            yield from self._answer_turn_inner(session, turn, top_k, mode, profile, show_scores)
+        finally:
+            session.streaming -= 1
+
+    def _answer_turn_inner(self, session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
         holder, epoch = self.holder, session.epoch
         turn.status = "streaming"
         # The engine may still be loading (the page lets people type meanwhile).
         while holder.state == "loading":
+            if session.epoch != epoch:
+                return
             turn.note = WAITING
             yield _partial(session)
             holder.wait(1.0)
@@ -194,6 +203,16 @@ class Handlers:
         exs = self.holder.examples(self.n_examples)
         return (session, render.render_chat([]), render.render_sources([]), "",
                 gr.update(visible=bool(exs)), gr.update(visible=False, value=""), None)
+
+    @staticmethod
+    def settle(session: Session, show_scores: bool, wait_s: float = 5.0):
+        """After New chat: once the cancelled answer has stopped, draw the chat again, so that a
+        streamed update already on its way to the page can't leave the old turn showing."""
+        deadline = time.monotonic() + wait_s
+        while session.streaming and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        return _chat(session), Handlers.rerender_sources(session, show_scores)
 
     @staticmethod
     def rerender_sources(session: Session, show_scores: bool) -> str:

@@ -28,6 +28,7 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     history: list[dict] = field(default_factory=list)  # [{"role", "content"}] sent to the engine
     epoch: int = 0  # bumped by New chat, so an answer still in flight can't write into the new chat
+    streaming: int = 0  # answers being generated for this session right now
 
     def reset(self) -> None:
         self.turns.clear()
