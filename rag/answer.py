@@ -13,7 +13,7 @@ from rag.cite import Judge, bind, extractive
 from rag.errors import UserError
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, focus
+from rag.question import answerability, focus, named_terms
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit
@@ -120,7 +120,8 @@ class Engine:
         ]
         out = self.llm.generate(msgs, max_new_tokens=48).strip().split("\n")[0].strip()
         # A rewrite that dropped the thread keeps the previous turn's words, so retrieval still finds it.
-        if not out or len(out) > 400:
+        invented = named_terms(out) - named_terms(" ".join([*turns, question]))
+        if not out or len(out) > 400 or invented:  # e.g. a made-up "1000" would trigger a refusal
             out = question
         return f"{out} ({turns[-1]})" if turns[-1].lower() not in out.lower() else out
 
@@ -176,6 +177,9 @@ class Engine:
             yield refusal()
             return
 
+        # The generator sees only the sources the question is about: it can't write about the others.
+        allowed = self.focus(standalone, gen_hits)
+        gen_hits = [h for n, h in enumerate(gen_hits, start=1) if n in allowed]
         raw = []
         for delta in self.llm.stream(self.sources_prompt(standalone, gen_hits)):
             raw.append(delta)
@@ -185,17 +189,16 @@ class Engine:
         timings["first_token_s"] = self.llm.stats.first_token_s
         timings["tokens_per_s"] = self.llm.stats.tokens_per_s
 
-        allowed = self.focus(standalone, gen_hits)
         text, sentences, citations = bind("".join(raw), gen_hits, self.judge, s.support_threshold,
-                                          s.drop_unsupported, allowed)
+                                          s.drop_unsupported)
         fallback = False
         if not any(x.supported for x in sentences):
             if score < s.fallback_min_answerability:  # the model found nothing and the evidence is weak
                 yield refusal()
                 return
             fallback = True
-            text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge, allowed=allowed),
-                                              gen_hits, self.judge, 0.0, allowed=allowed)
+            text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge), gen_hits,
+                                              self.judge, 0.0)
         timings["verify_s"] = time.perf_counter() - t_gen
         timings["total_s"] = time.perf_counter() - t0
         yield Answer(question, text, citations, sentences, hits, refused=False,

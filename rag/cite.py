@@ -146,10 +146,8 @@ class Judge:
         return out
 
 
-def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False,
-         allowed: set[int] | None = None):
+def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False):
     """Verify each answer sentence and bind its citations to the sources that support it.
-    Only sources in `allowed` (1-based; None = all) may be cited: the ones the question is about.
 
     Returns (answer text with renumbered markers, sentences, citations).
     """
@@ -171,8 +169,6 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
         sc = judge.scores(text, evidence) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
         per_paper: dict[int, tuple[float, Evidence]] = {}
         for s, e in zip(sc, evidence):
-            if allowed is not None and e.paper_n not in allowed:
-                continue
             if s > per_paper.get(e.paper_n, (-1.0, None))[0]:
                 per_paper[e.paper_n] = (float(s), e)
         top = max((v[0] for v in per_paper.values()), default=0.0)
@@ -205,11 +201,10 @@ def render(sentences: list[Sentence]) -> str:
     return " ".join(s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
 
 
-def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3,
-               allowed: set[int] | None = None) -> str:
+def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3) -> str:
     """Most relevant evidence sentences (one per paper first, then the next best close to the top),
     in reading order, each marked with its source."""
-    evidence = [e for e in judge.evidence(hits) if allowed is None or e.paper_n in allowed]
+    evidence = judge.evidence(hits)
     if not evidence:
         return ""
     sc = judge.scores(question, evidence)

@@ -100,3 +100,19 @@ def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers
     assert "PWNED" not in ans.answer
     assert all("PWNED" not in c.quote for c in ans.citations)
     assert any((c.source_file, c.index) == CELCOMEN for c in ans.citations)
+
+
+def test_generator_sees_only_the_papers_the_question_is_about(seed_engine, fake_llm):
+    ans = seed_engine.ask("What does Celcomen do?")
+    prompt = fake_llm.calls[-1][-1]["content"]
+    assert prompt.count("<abstract ") == 1 and "Celcomen" in prompt
+    assert len(ans.retrieved) > 1  # the others are still listed as retrieved
+
+
+def test_a_rewrite_that_invents_a_number_is_not_trusted(seed_engine, fake_llm):
+    history = [{"role": "user", "content": "Which paper proposes MorphoDiff?"}, {"role": "assistant", "content": "..."}]
+    fake_llm.reply = lambda m: ("How many of the 1000 datasets was MorphoDiff validated on?"
+                                if "Standalone question" in m[-1]["content"] else "It was validated [1].")
+    ans = seed_engine.ask("How many datasets was it validated on?", history)
+    assert "1000" not in ans.standalone_question and "MorphoDiff" in ans.standalone_question
+    assert not ans.refused

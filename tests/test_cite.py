@@ -78,14 +78,3 @@ def test_extractive_answer_cites_every_sentence(judge):
     assert "glioblastoma" in out and "[1]" in out
     _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
     assert sents and all(s.citations for s in sents)
-
-
-def test_only_allowed_sources_are_cited(judge):
-    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
-    text = "Celcomen is a generative graph neural network [1]. MR.Q uses model-based representations [2]."
-    _, sents, cites = bind(text, hits, judge, 0.45, allowed={1})
-    assert [c.paper_id for c in cites] == ["P1"]
-    assert sents[0].supported and not sents[1].supported and sents[1].citations == []
-    out = extractive("What does the agent use?", hits, judge, allowed={2})
-    assert "[2]" in out and "[1]" not in out
-
