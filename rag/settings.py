@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     support_threshold: float = 0.55
     refuse_threshold: float = 0.15
     drop_unsupported: bool = False
-    focus_ratio: float = 0.95  # citable: sources this close to the most question-relevant one
+    focus_ratio: float = 0.95  # shown and citable: sources this close to the most question-relevant one
     focus_broad_ratio: float = 0.7  # ... when the question asks about several papers
     # below this, an unsupported answer becomes a refusal (0.2 wrongly refused 2 paraphrases on the dev set)
     fallback_min_answerability: float = 0.15
