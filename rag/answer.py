@@ -140,7 +140,7 @@ class Engine:
 
     def refusal_score(self, question: str, hits: list[Hit]) -> tuple[float, str]:
         """Answerability of the question from these sources; below `refuse_threshold` we refuse."""
-        return answerability(question, hits, self.judge, self.retriever.idf)
+        return answerability(question, hits, self.judge, self.retriever.bm25().idf)  # one freshness check per question
 
     def focus(self, question: str, hits: list[Hit]) -> set[int]:
         """The sources (1-based) the question is about: the only ones an answer may cite."""

@@ -99,9 +99,6 @@ class Retriever:
                 self._counts = counts
             return self._bm25
 
-    def idf(self, word: str) -> float:
-        return self.bm25().idf(word)
-
     def refresh(self) -> None:
         """Drop the BM25 side after an ingest so the next query rebuilds it."""
         with self._lock:
