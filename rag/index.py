@@ -97,6 +97,7 @@ class Index:
             f"{settings.collection}_papers", configuration=cfg, embedding_function=None
         )
         self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
+        self.writes = 0  # bumped by every ingest through this object: readers' cheap change check
 
     # ------------------------------------------------------------ reading
     def count(self) -> int:
@@ -121,17 +122,20 @@ class Index:
                 out.append(Chunk(cid, m["paper_id"], doc, int(m["start"]), int(m["end"])))
         return out
 
-    def fingerprint(self) -> str:
-        """Identity of the stored content: changes whenever a paper is added, replaced or removed."""
+    def paper_metas(self) -> dict[str, dict]:
+        """Every paper record's metadata (titles, content hashes), without the abstracts."""
         got = self.papers.get(include=["metadatas"])
+        return dict(zip(got["ids"], got["metadatas"]))
+
+    def fingerprint(self, metas: dict[str, dict] | None = None) -> str:
+        """Identity of the stored content: changes whenever a paper is added, replaced or removed."""
         h = hashlib.sha256(str(self.count()).encode())
-        for pid, m in sorted(zip(got["ids"], got["metadatas"])):
+        for pid, m in sorted((metas if metas is not None else self.paper_metas()).items()):
             h.update(f"{pid}:{m.get('content_hash')};".encode())
         return h.hexdigest()[:16]
 
     def dense(self, vector: list[float], n: int) -> list[tuple[Chunk, float]]:
-        n = min(n, self.count())
-        if n == 0:
+        if n <= 0:  # Chroma returns fewer than n when the store holds fewer
             return []
         res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "distances"])
         return [
@@ -156,6 +160,12 @@ class Index:
             coll.delete(ids=ids[i : i + self._max_batch])
 
     def ingest(self, papers: list[Paper], embedder, progress: bool = True) -> IngestReport:
+        try:
+            return self._ingest(papers, embedder, progress)
+        finally:
+            self.writes += 1
+
+    def _ingest(self, papers: list[Paper], embedder, progress: bool) -> IngestReport:
         t0 = time.perf_counter()
         s = self.settings
         splitter = make_splitter(s.chunk_size, s.chunk_overlap)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict
 from functools import cached_property
 from pathlib import Path
@@ -31,16 +32,22 @@ class BM25Side:
         from llama_index.core.schema import TextNode
         from llama_index.retrievers.bm25 import BM25Retriever
 
-        self.fingerprint = index.fingerprint()
+        metas = index.paper_metas()
+        self.fingerprint = index.fingerprint(metas)
+        self.titles = {pid: m.get("title") or "" for pid, m in metas.items()}
         path = cache_dir / f"bm25-{self.fingerprint}"
         chunks = index.all_chunks()
         self.by_id = {c.chunk_id: c for c in chunks}
+        self.by_paper: dict[str, list[Chunk]] = defaultdict(list)
+        for c in chunks:
+            self.by_paper[c.paper_id].append(c)
+        self._named: dict[str, str] = {}
         top_n = max(1, min(top_n, len(chunks)))
         if (path / "retriever.json").exists():
             self.retriever = BM25Retriever.from_persist_dir(str(path))
             self.retriever.similarity_top_k = top_n
             return
-        papers = index.get_papers(sorted({c.paper_id for c in chunks}))
+        papers = index.get_papers(sorted(self.by_paper))
         nodes = [TextNode(id_=c.chunk_id, text=embed_text(c, papers[c.paper_id])) for c in chunks]
         self.retriever = BM25Retriever(nodes=nodes, language=_bm25_stopwords(), similarity_top_k=top_n)
         try:
@@ -59,6 +66,14 @@ class BM25Side:
             t = vocab.get(word)
             return 0 if t is None or t + 1 >= len(indptr) else int(indptr[t + 1] - indptr[t])
         return idf_from_counts(df, int(model.scores["num_docs"]))
+
+    def named_text(self, paper_id: str) -> str:
+        """A paper's title and chunks, flattened for named-term matching (kept in memory, so
+        the named boost reads no store records)."""
+        if paper_id not in self._named:
+            parts = [self.titles.get(paper_id, "")] + [c.text for c in self.by_paper.get(paper_id, [])]
+            self._named[paper_id] = flatten(" ".join(parts))
+        return self._named[paper_id]
 
     def search(self, query: str) -> list[tuple[Chunk, float]]:
         out = []
@@ -86,17 +101,22 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
         self._bm25: BM25Side | None = None
-        self._counts: tuple[int, int] = (-1, -1)
+        self._state: tuple[int, int, int] = (-1, -1, -1)
+        self._checked = 0.0
         self._lock = threading.Lock()
 
     def bm25(self) -> BM25Side:
-        # Counts are a cheap change check per query; the full fingerprint (a read of every paper
-        # record) runs only when they move. Our own ingests call refresh().
+        # Ingests through this process bump index.writes (free to read); writes by another process
+        # to a shared store show in the counts, read at most every `store_check_s` (two store
+        # round trips were a sixth of a query's time at full scale).
         with self._lock:
-            counts = (self.index.count(), self.index.paper_count())
-            if self._bm25 is None or self._counts != counts:
-                self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
-                self._counts = counts
+            now = time.monotonic()
+            if self._bm25 is None or self.index.writes != self._state[0] or now - self._checked >= self.settings.store_check_s:
+                state = (self.index.writes, self.index.count(), self.index.paper_count())
+                self._checked = now
+                if self._bm25 is None or state != self._state:
+                    self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
+                    self._state = state
             return self._bm25
 
     def refresh(self) -> None:
@@ -125,14 +145,16 @@ class Retriever:
                 scores[pid] += weight / (s.rrf_k + rank)
                 for c, _ in cs:
                     chunks[pid].setdefault(c.chunk_id, c)
-        papers = self.index.get_papers(list(scores))
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
         if terms and s.named_boost:
-            for pid, p in papers.items():
-                text = flatten(f"{p.title or ''} {p.text}")
-                share = sum(mentions(text, t) for t in terms) / len(terms)
+            lexical = self.bm25()
+            for pid in scores:
+                share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
-        best = sorted(papers, key=lambda p: -scores[p])[:top_k]
+        ranked = sorted(scores, key=lambda p: -scores[p])
+        # Only the winners' records are read; a paper deleted since the lexical side was built is skipped.
+        papers = self.index.get_papers(ranked[: top_k + 5])
+        best = [pid for pid in ranked if pid in papers][:top_k]
         return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best]

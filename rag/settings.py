@@ -60,6 +60,7 @@ class Settings(BaseSettings):
     bm25_weight_plain: float = 0.2  # questions without
     rrf_k: int = 10
     named_boost: float = 2.0  # extra rank-1 votes for papers naming the question's named terms
+    store_check_s: float = 2.0  # how often a query re-checks a shared store for other writers
 
     context_papers: int = 4  # papers shown to the generator (the rest are listed as retrieved)
     full_abstracts: int = 2  # the top papers go in whole; the others as their best chunk

@@ -44,6 +44,22 @@ def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp
     assert r.bm25().fingerprint != fp
 
 
+def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tmp_path, seed_papers):
+    from rag.index import Index
+    from rag.retrieve import Retriever
+
+    s = Settings(data_dir=tmp_path / "d", store_check_s=3600)
+    ours = Index(s)
+    ours.ingest(seed_papers[:10], embedder, progress=False)
+    r = Retriever(ours, embedder, s)
+    fp = r.bm25().fingerprint
+    Index(s).ingest(seed_papers, embedder, progress=False)  # as another process sharing the store would
+    assert r.bm25().fingerprint == fp  # not re-checked within the interval
+    r.settings = s.model_copy(update={"store_check_s": 0.0})
+    assert r.bm25().fingerprint != fp
+    assert _key(r.retrieve("What does Celcomen do?", 3, "hybrid")[0]) == CELCOMEN
+
+
 def test_followup_is_condensed_with_history(seed_engine, fake_llm):
     fake_llm.reply = lambda m: "What datasets was it validated on?"  # a poor rewrite that lost the subject
     history = [{"role": "user", "content": "What does Celcomen do?"},
