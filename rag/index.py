@@ -1,7 +1,8 @@
 """Papers -> chunks -> content-hash ids -> Chroma (embedded PersistentClient or a `chroma run` server).
 
 Two collections:
-- `<name>`: one record per chunk (document = chunk text, offsets and paper id in metadata);
+- `<name>`: one record per chunk: its vector, with paper id and character offsets in metadata (the
+  text is cut from the paper's abstract when read);
 - `<name>_papers`: one record per paper (document = abstract) carrying its content hash. It is
   written after the paper's chunks, so it doubles as the commit marker: a paper whose record is
   missing or stale is re-chunked and its old chunks replaced. Killed mid-way, a re-run completes.
@@ -66,6 +67,16 @@ def open_client(settings: Settings):
     return client
 
 
+def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
+    """A chunk record back to a Chunk: its text is a slice of its paper's stored abstract (chunk
+    records carry no document: Chroma's full-text indexing of them was most of ingest's write time)."""
+    text = paper_texts.get(meta["paper_id"])
+    if text is None:
+        return None
+    start, end = int(meta["start"]), int(meta["end"])
+    return Chunk(cid, meta["paper_id"], text[start:end], start, end)
+
+
 def _paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
     meta = {k: getattr(p, k) for k in PAPER_FIELDS if getattr(p, k) is not None}
     if p.authors:
@@ -114,12 +125,14 @@ class Index:
 
     def all_chunks(self) -> list[Chunk]:
         """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
+        texts: dict[str, str] = {}
+        for offset in range(0, self.paper_count(), 5000):
+            got = self.papers.get(include=["documents"], limit=5000, offset=offset)
+            texts.update(zip(got["ids"], got["documents"]))
         out: list[Chunk] = []
-        total, page = self.count(), 5000
-        for offset in range(0, total, page):
-            got = self.chunks.get(include=["documents", "metadatas"], limit=page, offset=offset)
-            for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"]):
-                out.append(Chunk(cid, m["paper_id"], doc, int(m["start"]), int(m["end"])))
+        for offset in range(0, self.count(), 5000):
+            got = self.chunks.get(include=["metadatas"], limit=5000, offset=offset)
+            out += filter(None, (_chunk(cid, m, texts) for cid, m in zip(got["ids"], got["metadatas"])))
         return out
 
     def paper_metas(self) -> dict[str, dict]:
@@ -134,20 +147,29 @@ class Index:
             h.update(f"{pid}:{m.get('content_hash')};".encode())
         return h.hexdigest()[:16]
 
-    def dense(self, vector: list[float], n: int) -> list[tuple[Chunk, float]]:
+    def dense(self, vector: list[float], n: int, known: dict[str, Chunk] | None = None) -> list[tuple[Chunk, float]]:
+        """Nearest chunks with cosine similarity. Chunk texts come from `known` (chunk id -> Chunk;
+        ids hash the text, so any cached copy is right) or are cut from their papers' abstracts."""
         if n <= 0:  # Chroma returns fewer than n when the store holds fewer
             return []
-        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "distances"])
-        return [
-            (Chunk(cid, m["paper_id"], doc, int(m["start"]), int(m["end"])), 1.0 - float(dist))
-            for cid, doc, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])
-        ]
+        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["metadatas", "distances"])
+        rows = list(zip(res["ids"][0], res["metadatas"][0], res["distances"][0]))
+        known = known or {}
+        missing = sorted({m["paper_id"] for cid, m, _ in rows if cid not in known})
+        texts = {pid: p.text for pid, p in self.get_papers(missing).items()}
+        out = []
+        for cid, m, dist in rows:
+            c = known.get(cid) or _chunk(cid, m, texts)
+            if c is not None:  # None: its paper's record is gone or not yet committed
+                out.append((c, 1.0 - float(dist)))
+        return out
 
     # ------------------------------------------------------------ writing
     def _write(self, coll, ids, embeddings, documents, metadatas) -> None:
         for i in range(0, len(ids), self._max_batch):
             j = i + self._max_batch
-            coll.upsert(ids=ids[i:j], embeddings=embeddings[i:j], documents=documents[i:j], metadatas=metadatas[i:j])
+            coll.upsert(ids=ids[i:j], embeddings=embeddings[i:j], metadatas=metadatas[i:j],
+                        documents=documents[i:j] if documents is not None else None)
 
     def _chunk_ids_of(self, paper_ids: list[str]) -> list[str]:
         ids: list[str] = []
@@ -236,13 +258,12 @@ class Index:
         old = [i for i in self._chunk_ids_of(pids) if i not in new_ids]
         self._delete(self.chunks, old)  # replaced text: old chunks go
 
-        ids, docs, metas = [], [], []
+        ids, metas = [], []
         p_ids, p_docs, p_metas, p_vecs = [], [], [], []
         k = 0
         for p, digest, chunks in group:
             for c in chunks:
                 ids.append(c.chunk_id)
-                docs.append(c.text)
                 metas.append({"paper_id": p.paper_id, "start": c.start, "end": c.end,
                               "source_file": p.source_file, "index": p.index})
             mean = np.mean(vecs[k : k + len(chunks)], axis=0)
@@ -251,6 +272,6 @@ class Index:
             p_docs.append(p.text)
             p_metas.append(_paper_meta(p, digest, len(chunks)))
             p_vecs.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
-        self._write(self.chunks, ids, vecs, docs, metas)
+        self._write(self.chunks, ids, vecs, None, metas)
         self._write(self.papers, p_ids, p_vecs, p_docs, p_metas)  # commit marker last
         return len(ids), len(old)

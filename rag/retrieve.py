@@ -130,12 +130,14 @@ class Retriever:
         mode = mode or s.mode
         terms = named_terms(query) if mode != "dense" else set()
         sides: list[tuple[float, dict]] = []
+        lexical = self.bm25() if mode != "dense" else self._bm25
         if mode in ("dense", "hybrid"):
             vec = self.embedder.encode([query])[0]
-            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates))))
-        if mode in ("bm25", "hybrid"):
+            known = lexical.by_id if lexical is not None else None  # chunk texts already in memory
+            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates, known))))
+        if lexical is not None and mode in ("bm25", "hybrid"):
             weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
-            sides.append((weight, group_by_paper(self.bm25().search(query))))
+            sides.append((weight, group_by_paper(lexical.search(query))))
 
         # Weighted RRF over paper ranks; each paper keeps its best chunks from every side.
         scores: dict[str, float] = defaultdict(float)
@@ -148,8 +150,7 @@ class Retriever:
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
-        if terms and s.named_boost:
-            lexical = self.bm25()
+        if terms and s.named_boost and lexical is not None:
             for pid in scores:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)

@@ -40,6 +40,22 @@ def test_reingest_three_times_is_idempotent(settings, embedder, seed_papers):
     assert index.count() == first.chunks and index.paper_count() == 38
 
 
+def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_papers):
+    index = Index(settings)
+    index.ingest(seed_papers[:6], embedder, progress=False)
+    assert all(d is None for d in index.chunks.get(include=["documents"])["documents"])  # no second copy
+    by_id = {p.paper_id: p for p in seed_papers}
+    chunks = index.all_chunks()
+    assert len(chunks) == index.count()
+    found = index.dense(embedder.encode([seed_papers[2].text[:300]])[0], 5)
+    assert found[0][0].paper_id == seed_papers[2].paper_id
+    for c in chunks + [c for c, _ in found]:
+        assert c.text and c.text == by_id[c.paper_id].text[c.start : c.end]
+    # a chunk whose paper record is missing (an ingest killed before its commit marker) is not returned
+    index.papers.delete(ids=[seed_papers[2].paper_id])
+    assert seed_papers[2].paper_id not in {c.paper_id for c, _ in index.dense(embedder.encode(["x"])[0], 40)}
+
+
 def test_changed_abstract_replaces_its_chunks(settings, embedder, seed_papers):
     index = Index(settings)
     index.ingest(seed_papers, embedder, progress=False)
