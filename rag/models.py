@@ -203,9 +203,17 @@ class LLM:
             def __call__(self, input_ids, scores, **kwargs):
                 return torch.full((input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device)
 
+        class TimedStreamer(TextIteratorStreamer):
+            first_token_at = 0.0  # when the first generated token arrived (text is emitted per word)
+
+            def put(self, value):
+                if not self.next_tokens_are_prompt and not self.first_token_at:
+                    self.first_token_at = time.perf_counter()
+                super().put(value)
+
         with self._gen_lock:
             inputs = self.prompt_ids(messages)
-            streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
+            streamer = TimedStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
             kwargs = dict(
                 **inputs,
                 streamer=streamer,
@@ -232,16 +240,14 @@ class LLM:
             thread.start()
             try:
                 for delta in streamer:
-                    if not delta:
-                        continue
-                    if stats.first_token_s == 0.0:
-                        stats.first_token_s = time.perf_counter() - t0
-                    pieces.append(delta)
-                    yield delta
+                    if delta:
+                        pieces.append(delta)
+                        yield delta
             finally:  # an abandoned stream must not keep generating behind the next one
                 stop.set()
                 thread.join()
             stats.total_s = time.perf_counter() - t0
+            stats.first_token_s = streamer.first_token_at - t0 if streamer.first_token_at else stats.total_s
             stats.new_tokens = len(self.tokenizer("".join(pieces), add_special_tokens=False)["input_ids"])
             self.stats = stats
             if errors:
