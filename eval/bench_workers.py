@@ -252,7 +252,7 @@ def w_serve(a: dict) -> dict:
 
     # 3. generation: engine stream vs bare generate, same prompt (the engine's own sources prompt)
     gen = []
-    for q in qs[: a.get("n_gen", 2)]:
+    for q in qs[: a.get("n_gen", 3)]:
         hits = engine.retriever.retrieve(q["question"], s.top_k, s.mode)[: s.context_papers]
         msgs = engine.sources_prompt(q["question"], hits)
         if len(gen) % 2 == 0:  # alternate which goes first, so warm caches / load favour neither

@@ -20,6 +20,8 @@ _ECHOED_TAGS = re.compile(r"</?abstract[^>]*>")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|neither|nor|none)\b|n't\b", re.I)
+_NOT_NEGATION = re.compile(r"\b(?:not only|no longer|no more than|no less than|not just)\b", re.I)
 _STOP: frozenset[str] | None = None
 # Instructions aimed at the model are never evidence (defence in depth against prompt injection).
 _INJECTION = re.compile(
@@ -89,6 +91,11 @@ def key_terms(text: str) -> set[str]:
     return terms
 
 
+def negated(text: str) -> bool:
+    """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
+    return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
+
+
 @dataclass
 class Evidence:
     paper_n: int  # 1-based position of the paper among the sources
@@ -136,12 +143,15 @@ class Judge:
         cos = np.stack([e.vec for e in evidence]) @ cvec
         words = content_words(claim)
         terms = key_terms(claim)
+        neg = negated(claim)
         out = np.empty(len(evidence))
         for i, e in enumerate(evidence):
             lex = len(words & e.words) / len(words) if words else 0.0
             s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
             if terms and not terms <= ({_norm(w) for w in e.words} | {w.lower() for w in e.words} | set(_NUMBER.findall(e.text))):
                 s *= 0.5  # a number or named method the evidence lacks: not this sentence's claim
+            if neg != negated(e.text):
+                s *= 0.5  # one of them denies what the other states: shared words, opposite claims
             out[i] = s
         return out
 

@@ -123,16 +123,22 @@ class Index:
         got = self.papers.get(ids=list(ids), include=["documents", "metadatas"])
         return {i: paper_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
-    def all_chunks(self) -> list[Chunk]:
-        """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
-        texts: dict[str, str] = {}
+    def paper_records(self) -> dict[str, tuple[str, dict]]:
+        """Every paper record: id -> (abstract, metadata), read in pages."""
+        out: dict[str, tuple[str, dict]] = {}
         for offset in range(0, self.paper_count(), 5000):
-            got = self.papers.get(include=["documents"], limit=5000, offset=offset)
-            texts.update(zip(got["ids"], got["documents"]))
+            got = self.papers.get(include=["documents", "metadatas"], limit=5000, offset=offset)
+            out.update(zip(got["ids"], zip(got["documents"], got["metadatas"])))
+        return out
+
+    def all_chunks(self, paper_texts: dict[str, str] | None = None) -> list[Chunk]:
+        """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
+        if paper_texts is None:
+            paper_texts = {pid: doc for pid, (doc, _) in self.paper_records().items()}
         out: list[Chunk] = []
         for offset in range(0, self.count(), 5000):
             got = self.chunks.get(include=["metadatas"], limit=5000, offset=offset)
-            out += filter(None, (_chunk(cid, m, texts) for cid, m in zip(got["ids"], got["metadatas"])))
+            out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
         return out
 
     def paper_metas(self) -> dict[str, dict]:
@@ -152,14 +158,19 @@ class Index:
         ids hash the text, so any cached copy is right) or are cut from their papers' abstracts."""
         if n <= 0:  # Chroma returns fewer than n when the store holds fewer
             return []
-        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["metadatas", "distances"])
-        rows = list(zip(res["ids"][0], res["metadatas"][0], res["distances"][0]))
+        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        ids, dists = res["ids"][0], res["distances"][0]
         known = known or {}
-        missing = sorted({m["paper_id"] for cid, m, _ in rows if cid not in known})
-        texts = {pid: p.text for pid, p in self.get_papers(missing).items()}
+        fresh: dict[str, Chunk | None] = {}
+        missing = [cid for cid in ids if cid not in known]
+        if missing:  # metadata is read only for chunks the caller doesn't hold (a third of the query time)
+            got = self.chunks.get(ids=missing, include=["metadatas"])
+            metas = dict(zip(got["ids"], got["metadatas"]))
+            texts = {pid: p.text for pid, p in self.get_papers(sorted({m["paper_id"] for m in metas.values()})).items()}
+            fresh = {cid: _chunk(cid, m, texts) for cid, m in metas.items()}
         out = []
-        for cid, m, dist in rows:
-            c = known.get(cid) or _chunk(cid, m, texts)
+        for cid, dist in zip(ids, dists):
+            c = known.get(cid) or fresh.get(cid)
             if c is not None:  # None: its paper's record is gone or not yet committed
                 out.append((c, 1.0 - float(dist)))
         return out

@@ -205,10 +205,12 @@ class LLM:
 
         class TimedStreamer(TextIteratorStreamer):
             first_token_at = 0.0  # when the first generated token arrived (text is emitted per word)
+            generated = 0
 
             def put(self, value):
-                if not self.next_tokens_are_prompt and not self.first_token_at:
-                    self.first_token_at = time.perf_counter()
+                if not self.next_tokens_are_prompt:
+                    self.first_token_at = self.first_token_at or time.perf_counter()
+                    self.generated += int(value.numel())
                 super().put(value)
 
         with self._gen_lock:
@@ -234,21 +236,19 @@ class LLM:
                     streamer.end()
 
             stats = GenStats(prompt_tokens=int(inputs["input_ids"].shape[1]))
-            pieces: list[str] = []
             t0 = time.perf_counter()
             thread = threading.Thread(target=run, daemon=True)
             thread.start()
             try:
                 for delta in streamer:
                     if delta:
-                        pieces.append(delta)
                         yield delta
             finally:  # an abandoned stream must not keep generating behind the next one
                 stop.set()
                 thread.join()
             stats.total_s = time.perf_counter() - t0
             stats.first_token_s = streamer.first_token_at - t0 if streamer.first_token_at else stats.total_s
-            stats.new_tokens = len(self.tokenizer("".join(pieces), add_special_tokens=False)["input_ids"])
+            stats.new_tokens = streamer.generated
             self.stats = stats
             if errors:
                 raise errors[0]

@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 
 from rag.chunk import embed_text
-from rag.index import Index
+from rag.index import Index, paper_from_record
 from rag.question import Idf, flatten, idf_from_counts, mentions, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
@@ -32,11 +32,13 @@ class BM25Side:
         from llama_index.core.schema import TextNode
         from llama_index.retrievers.bm25 import BM25Retriever
 
-        metas = index.paper_metas()
-        self.fingerprint = index.fingerprint(metas)
-        self.titles = {pid: m.get("title") or "" for pid, m in metas.items()}
+        records = index.paper_records()
+        self.fingerprint = index.fingerprint({pid: m for pid, (_, m) in records.items()})
+        # The papers as of this snapshot: queries read no paper records (at most store_check_s stale
+        # for other processes' writes; our own ingests rebuild it).
+        self.papers = {pid: paper_from_record(pid, d, m) for pid, (d, m) in records.items()}
         path = cache_dir / f"bm25-{self.fingerprint}"
-        chunks = index.all_chunks()
+        chunks = index.all_chunks({pid: p.text for pid, p in self.papers.items()})
         self.by_id = {c.chunk_id: c for c in chunks}
         self.by_paper: dict[str, list[Chunk]] = defaultdict(list)
         for c in chunks:
@@ -47,8 +49,7 @@ class BM25Side:
             self.retriever = BM25Retriever.from_persist_dir(str(path))
             self.retriever.similarity_top_k = top_n
             return
-        papers = index.get_papers(sorted(self.by_paper))
-        nodes = [TextNode(id_=c.chunk_id, text=embed_text(c, papers[c.paper_id])) for c in chunks]
+        nodes = [TextNode(id_=c.chunk_id, text=embed_text(c, self.papers[c.paper_id])) for c in chunks]
         self.retriever = BM25Retriever(nodes=nodes, language=_bm25_stopwords(), similarity_top_k=top_n)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,8 @@ class BM25Side:
         """A paper's title and chunks, flattened for named-term matching (kept in memory, so
         the named boost reads no store records)."""
         if paper_id not in self._named:
-            parts = [self.titles.get(paper_id, "")] + [c.text for c in self.by_paper.get(paper_id, [])]
+            p = self.papers.get(paper_id)
+            parts = [(p.title or "") if p else ""] + [c.text for c in self.by_paper.get(paper_id, [])]
             self._named[paper_id] = flatten(" ".join(parts))
         return self._named[paper_id]
 
@@ -130,12 +132,11 @@ class Retriever:
         mode = mode or s.mode
         terms = named_terms(query) if mode != "dense" else set()
         sides: list[tuple[float, dict]] = []
-        lexical = self.bm25() if mode != "dense" else self._bm25
+        lexical = self.bm25()  # also the store snapshot: chunk texts and paper records in memory
         if mode in ("dense", "hybrid"):
             vec = self.embedder.encode([query])[0]
-            known = lexical.by_id if lexical is not None else None  # chunk texts already in memory
-            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates, known))))
-        if lexical is not None and mode in ("bm25", "hybrid"):
+            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates, lexical.by_id))))
+        if mode in ("bm25", "hybrid"):
             weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
             sides.append((weight, group_by_paper(lexical.search(query))))
 
@@ -150,12 +151,14 @@ class Retriever:
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
-        if terms and s.named_boost and lexical is not None:
+        if terms and s.named_boost:
             for pid in scores:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
-        # Only the winners' records are read; a paper deleted since the lexical side was built is skipped.
-        papers = self.index.get_papers(ranked[: top_k + 5])
+        # Paper records come from the snapshot; only papers newer than it are read from the store.
+        papers = {pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers}
+        if len(papers) < top_k:
+            papers.update(self.index.get_papers([p for p in ranked[: top_k + 5] if p not in papers]))
         best = [pid for pid in ranked if pid in papers][:top_k]
         return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best]

@@ -46,6 +46,19 @@ def test_judge_on_hand_made_pairs(judge):
     assert right_number > wrong_number > 0
 
 
+def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
+    from rag.cite import negated
+    from rag.settings import Settings
+
+    t = Settings().support_threshold
+    assert best(judge, "Celcomen is a generative graph neural network for spatial transcriptomics.", CEL) >= t
+    assert best(judge, "Celcomen is not a generative graph neural network for spatial transcriptomics.", CEL) < t
+    free = Paper("P3", "Our probe does not require labels. It is fast.", "a.txt", 2, title="LabelFree")
+    assert best(judge, "The probe does not require labels.", free) >= t
+    assert best(judge, "The probe requires labels.", free) < t
+    assert negated("It doesn't scale") and negated("with no labels") and not negated("not only fast but also exact")
+
+
 def test_binding_reattributes_wrong_markers_and_drops_unsupported(judge):
     hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
     raw = ("MR.Q uses model-based representations for continuous control [1]. "
