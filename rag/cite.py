@@ -20,8 +20,10 @@ _ECHOED_TAGS = re.compile(r"</?abstract[^>]*>")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|neither|nor|none)\b|n't\b", re.I)
-_NOT_NEGATION = re.compile(r"\b(?:not only|no longer|no more than|no less than|not just)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no(?!-)|never|cannot|neither|nor|none)\b|n't\b", re.I)
+_NOT_NEGATION = re.compile(
+    r"\b(?:not only|not just|no more than|no less than|if not|whether or not|no matter|unlike)\b[^,;]*", re.I
+)
 _STOP: frozenset[str] | None = None
 # Instructions aimed at the model are never evidence (defence in depth against prompt injection).
 _INJECTION = re.compile(
@@ -135,22 +137,24 @@ class Judge:
         titles = {n: content_words(h.paper.title or "") for n, h in enumerate(hits, start=1)}
         return [Evidence(n, h, a, b, t, content_words(t) | titles[n], v) for (n, h, a, b, t), v in zip(items, vecs)]
 
-    def scores(self, claim: str, evidence: list[Evidence]) -> np.ndarray:
-        """Support score of `claim` against every evidence sentence."""
+    def scores(self, claim: str, evidence: list[Evidence], polarity: bool = False) -> np.ndarray:
+        """Support score of `claim` against every evidence sentence. `polarity`: for answer
+        sentences, a claim whose negation differs from the evidence's is not supported by it
+        (questions are not claims: "Does X need labels?" is answered by "X does not")."""
         if not evidence:
             return np.zeros(0)
         cvec = self.vectors([claim])[0]
         cos = np.stack([e.vec for e in evidence]) @ cvec
         words = content_words(claim)
         terms = key_terms(claim)
-        neg = negated(claim)
+        neg = polarity and negated(claim)
         out = np.empty(len(evidence))
         for i, e in enumerate(evidence):
             lex = len(words & e.words) / len(words) if words else 0.0
             s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
             if terms and not terms <= ({_norm(w) for w in e.words} | {w.lower() for w in e.words} | set(_NUMBER.findall(e.text))):
                 s *= 0.5  # a number or named method the evidence lacks: not this sentence's claim
-            if neg != negated(e.text):
+            if polarity and neg != negated(e.text):
                 s *= 0.5  # one of them denies what the other states: shared words, opposite claims
             out[i] = s
         return out
@@ -176,7 +180,7 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
             continue  # empty, marker-only, or a repeat from a looping model
         seen.add(text.lower())
         # fewer than three content words is not a checkable claim ("PWNED.", "Yes.")
-        sc = judge.scores(text, evidence) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
+        sc = judge.scores(text, evidence, polarity=True) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
         per_paper: dict[int, tuple[float, Evidence]] = {}
         for s, e in zip(sc, evidence):
             if s > per_paper.get(e.paper_n, (-1.0, None))[0]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from typing import Iterator
 from urllib.parse import urlparse
@@ -19,7 +20,7 @@ from urllib.parse import urlparse
 import numpy as np
 from tqdm import tqdm
 
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter
+from rag.chunk import chunk_id, chunk_paper, content_hash, embed_text, make_splitter
 from rag.errors import UserError
 from rag.settings import Settings
 from rag.types import Chunk, Paper
@@ -74,7 +75,12 @@ def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
     if text is None:
         return None
     start, end = int(meta["start"]), int(meta["end"])
-    return Chunk(cid, meta["paper_id"], text[start:end], start, end)
+    piece = text[start:end]
+    # The id hashes the chunk's text: a record written for another version of the abstract (an
+    # ingest killed before its commit marker, or one racing this read) doesn't match and is skipped.
+    if chunk_id(meta["paper_id"], f"{start}:{piece}") != cid:
+        return None
+    return Chunk(cid, meta["paper_id"], piece, start, end)
 
 
 def _paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
@@ -108,7 +114,8 @@ class Index:
             f"{settings.collection}_papers", configuration=cfg, embedding_function=None
         )
         self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
-        self.writes = 0  # bumped by every ingest through this object: readers' cheap change check
+        self.writes = 0  # bumped by every ingest through this object that wrote: a free change check
+        self._wrote = False
 
     # ------------------------------------------------------------ reading
     def count(self) -> int:
@@ -177,6 +184,7 @@ class Index:
 
     # ------------------------------------------------------------ writing
     def _write(self, coll, ids, embeddings, documents, metadatas) -> None:
+        self._wrote = True
         for i in range(0, len(ids), self._max_batch):
             j = i + self._max_batch
             coll.upsert(ids=ids[i:j], embeddings=embeddings[i:j], metadatas=metadatas[i:j],
@@ -189,14 +197,22 @@ class Index:
         return ids
 
     def _delete(self, coll, ids: list[str]) -> None:
+        self._wrote = self._wrote or bool(ids)
         for i in range(0, len(ids), self._max_batch):
             coll.delete(ids=ids[i : i + self._max_batch])
 
     def ingest(self, papers: list[Paper], embedder, progress: bool = True) -> IngestReport:
+        self._wrote = False
         try:
             return self._ingest(papers, embedder, progress)
         finally:
-            self.writes += 1
+            if self._wrote:  # tell readers in any process (see generation())
+                self.writes += 1
+                self.papers.modify(metadata={"generation": uuid.uuid4().hex})
+
+    def generation(self) -> str | None:
+        """Changes after every ingest that wrote, whichever process ran it: readers' change check."""
+        return (self.client.get_collection(self.papers.name, embedding_function=None).metadata or {}).get("generation")
 
     def _ingest(self, papers: list[Paper], embedder, progress: bool) -> IngestReport:
         t0 = time.perf_counter()

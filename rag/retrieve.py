@@ -103,7 +103,7 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
         self._bm25: BM25Side | None = None
-        self._state: tuple[int, int, int] = (-1, -1, -1)
+        self._state: tuple = ()
         self._checked = 0.0
         self._lock = threading.Lock()
 
@@ -114,7 +114,7 @@ class Retriever:
         with self._lock:
             now = time.monotonic()
             if self._bm25 is None or self.index.writes != self._state[0] or now - self._checked >= self.settings.store_check_s:
-                state = (self.index.writes, self.index.count(), self.index.paper_count())
+                state = (self.index.writes, self.index.generation(), self.index.count(), self.index.paper_count())
                 self._checked = now
                 if self._bm25 is None or state != self._state:
                     self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
@@ -133,9 +133,14 @@ class Retriever:
         terms = named_terms(query) if mode != "dense" else set()
         sides: list[tuple[float, dict]] = []
         lexical = self.bm25()  # also the store snapshot: chunk texts and paper records in memory
+        moved: set[str] = set()  # papers with chunks newer than the snapshot: read them from the store
         if mode in ("dense", "hybrid"):
             vec = self.embedder.encode([query])[0]
-            sides.append((s.dense_weight, group_by_paper(self.index.dense(vec, s.candidates, lexical.by_id))))
+            found = self.index.dense(vec, s.candidates, lexical.by_id)
+            moved = {c.paper_id for c, _ in found if c.chunk_id not in lexical.by_id}
+            if moved:
+                self._checked = 0.0  # the store changed since the snapshot: re-check on the next query
+            sides.append((s.dense_weight, group_by_paper(found)))
         if mode in ("bm25", "hybrid"):
             weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
             sides.append((weight, group_by_paper(lexical.search(query))))
@@ -157,8 +162,15 @@ class Retriever:
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
         # Paper records come from the snapshot; only papers newer than it are read from the store.
-        papers = {pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers}
+        papers = {pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers and pid not in moved}
         if len(papers) < top_k:
             papers.update(self.index.get_papers([p for p in ranked[: top_k + 5] if p not in papers]))
-        best = [pid for pid in ranked if pid in papers][:top_k]
-        return [Hit(papers[pid], scores[pid], list(chunks[pid].values())) for pid in best]
+        hits = []
+        for pid in (p for p in ranked if p in papers):
+            # only chunks cut from this very text (a paper replaced mid-query keeps no foreign chunk)
+            cs = [c for c in chunks[pid].values() if papers[pid].text[c.start : c.end] == c.text]
+            if cs:
+                hits.append(Hit(papers[pid], scores[pid], cs))
+            if len(hits) == top_k:
+                break
+        return hits

@@ -16,9 +16,9 @@ def judge(embedder):
     return Judge(embedder)
 
 
-def best(judge, claim, paper):
+def best(judge, claim, paper, polarity=True):
     ev = judge.evidence([Hit(paper, 1.0)])
-    return float(judge.scores(claim, ev).max())
+    return float(judge.scores(claim, ev, polarity=polarity).max())
 
 
 def test_sentence_spans_keep_abbreviations_together():
@@ -57,6 +57,10 @@ def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
     assert best(judge, "The probe does not require labels.", free) >= t
     assert best(judge, "The probe requires labels.", free) < t
     assert negated("It doesn't scale") and negated("with no labels") and not negated("not only fast but also exact")
+    assert not negated("a no-regret learner, as good if not better than the rest")
+    # a question is not a claim: "does it need labels?" is answered by "it does not"
+    assert best(judge, "Does the probe require labels?", free, polarity=False) > best(
+        judge, "Does the probe require labels?", free, polarity=True)
 
 
 def test_binding_reattributes_wrong_markers_and_drops_unsupported(judge):

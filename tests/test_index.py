@@ -51,6 +51,13 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
     assert found[0][0].paper_id == seed_papers[2].paper_id
     for c in chunks + [c for c, _ in found]:
         assert c.text and c.text == by_id[c.paper_id].text[c.start : c.end]
+    # a chunk record left from another version of the abstract (killed before its commit marker) is skipped
+    from rag.index import _chunk
+
+    c = chunks[0]
+    meta = {"paper_id": c.paper_id, "start": c.start, "end": c.end}
+    assert _chunk(c.chunk_id, meta, {c.paper_id: by_id[c.paper_id].text}) == c
+    assert _chunk(c.chunk_id, meta, {c.paper_id: "A rewritten abstract. " + by_id[c.paper_id].text}) is None
     # a chunk whose paper record is missing (an ingest killed before its commit marker) is not returned
     index.papers.delete(ids=[seed_papers[2].paper_id])
     assert seed_papers[2].paper_id not in {c.paper_id for c, _ in index.dense(embedder.encode(["x"])[0], 40)}
