@@ -148,15 +148,11 @@ class Index:
             out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
         return out
 
-    def paper_metas(self) -> dict[str, dict]:
-        """Every paper record's metadata (titles, content hashes), without the abstracts."""
-        got = self.papers.get(include=["metadatas"])
-        return dict(zip(got["ids"], got["metadatas"]))
-
-    def fingerprint(self, metas: dict[str, dict] | None = None) -> str:
-        """Identity of the stored content: changes whenever a paper is added, replaced or removed."""
+    def fingerprint(self, metas: dict[str, dict]) -> str:
+        """Identity of the stored content (from every paper record's metadata): changes whenever a
+        paper is added, replaced or removed."""
         h = hashlib.sha256(str(self.count()).encode())
-        for pid, m in sorted((metas if metas is not None else self.paper_metas()).items()):
+        for pid, m in sorted(metas.items()):
             h.update(f"{pid}:{m.get('content_hash')};".encode())
         return h.hexdigest()[:16]
 
