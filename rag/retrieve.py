@@ -108,9 +108,9 @@ class Retriever:
         self._lock = threading.Lock()
 
     def bm25(self) -> BM25Side:
-        # Ingests through this process bump index.writes (free to read); writes by another process
-        # to a shared store show in the counts, read at most every `store_check_s` (two store
-        # round trips were a sixth of a query's time at full scale).
+        # Ingests through this process bump index.writes (free to read); another process's ingest
+        # moves the store's generation marker, read (with the counts) at most every `store_check_s`:
+        # store round trips per query were a sixth of its time at full scale.
         with self._lock:
             now = time.monotonic()
             if self._bm25 is None or self.index.writes != self._state[0] or now - self._checked >= self.settings.store_check_s:
