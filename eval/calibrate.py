@@ -132,8 +132,11 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     }
     gen_hits = hits[: min(top_k, s.context_papers)]
     if hasattr(engine, "refusal_score"):
+        from rag.question import asks_which
+
         sc, why = engine.refusal_score(query, gen_hits)
         feats["answerability"], feats["answerability_reason"] = round(float(sc), 4), why
+        feats["asks_which"] = asks_which(query)
     if task == "summarize":
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
     elif "answerability" in feats:
@@ -162,6 +165,24 @@ def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
     return out
 
 
+def draft_refusal_sweep(rows: Sequence[dict], which: bool, thresholds: Sequence[float] = SWEEP) -> list[dict]:
+    """The second refusal rule (rag/answer.py): a draft with no supported sentence is refused when
+    answerability < threshold (`which_fallback_min` for "which paper" questions, else
+    `fallback_min_answerability`). Rates are over all answer rows, like the first rule's."""
+    una = [r for r in rows if not r.get("answerable")]
+    ans = [r for r in rows if r.get("answerable")]
+
+    def caught(r, t):
+        f = r.get("features", {})
+        return (r.get("unsupported_draft") and bool(f.get("asks_which")) == which
+                and f.get("answerability") is not None and f["answerability"] < t)
+
+    return [{"threshold": t,
+             "refusal_rate": sum(caught(r, t) for r in una) / len(una) if una else None,
+             "false_refusal_rate": sum(caught(r, t) for r in ans) / len(ans) if ans else None}
+            for t in thresholds]
+
+
 def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
     hybrid = [r for r in rows if r.get("config") == "hybrid" and not r.get("error")]
     base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
@@ -173,9 +194,14 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
         "refusal_signal": next((r["features"].get("refusal_signal") for r in answers if r.get("features")), None),
         "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats} if answers else {},
         "refusal_auc": {k: M.refusal_auc(answers, key=k) for k in feats} if answers else {},
+        # refusals added after an unsupported draft, on top of the first rule (rows that reached it)
+        "draft_refusal_sweeps": {"which": draft_refusal_sweep(answers, True), "other": draft_refusal_sweep(answers, False)}
+        if any("unsupported_draft" in r for r in answers) else {},
         "fusion_grid": fusion_grid(base, gold_of, named_boosts=(0.0, 1.0, 2.0) if boost or any(
             r.get("sides", {}).get("named_share") for r in base) else (0.0,))[:15] if base else [],
         "fusion_replication": replication_check(hybrid, s, depth),
         "current": {"dense_weight": s.dense_weight, "bm25_weight": s.bm25_weight, "rrf_k": s.rrf_k,
-                    "named_boost": boost, "refuse_threshold": s.refuse_threshold},
+                    "named_boost": boost, "refuse_threshold": s.refuse_threshold,
+                    "fallback_min_answerability": getattr(s, "fallback_min_answerability", None),
+                    "which_fallback_min": getattr(s, "which_fallback_min", None)},
     }

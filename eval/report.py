@@ -167,6 +167,17 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
         for i, x in enumerate(sweeps[keys[0]]):
             cells = [f"{fmt(sweeps[k][i]['refusal_rate'], 2)} / {fmt(sweeps[k][i]['false_refusal_rate'], 2)}" for k in keys]
             L.append(f"| {x['threshold']:.3f} | " + " | ".join(cells) + " |")
+    drafts = cal.get("draft_refusal_sweeps") or {}
+    if drafts:
+        L += ["", "### Refusal after an unsupported draft", "",
+              "Extra refusal / false-refusal rates (over all answer-task questions) if a draft with no supported "
+              "sentence were refused below each answerability threshold: `which` = \"which paper …?\" questions "
+              "(`which_fallback_min`), `other` = the rest (`fallback_min_answerability`). Only questions whose draft "
+              "was unsupported in this run can count.", "",
+              "| threshold | which | other |", "|---:|---:|---:|"]
+        for w, o in zip(drafts["which"], drafts["other"]):
+            L.append(f"| {w['threshold']:.3f} | {fmt(w['refusal_rate'], 2)} / {fmt(w['false_refusal_rate'], 2)} | "
+                     f"{fmt(o['refusal_rate'], 2)} / {fmt(o['false_refusal_rate'], 2)} |")
     if cal.get("fusion_grid"):
         L += ["", f"### Fusion grid (offline replay of RRF on dumped side rankings; replay reproduces the engine "
               f"ranking on {fmt(cal.get('fusion_replication'), 2)} of hybrid rows)", "",

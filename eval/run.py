@@ -179,6 +179,9 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
             raw_answer=raw, stream=stream,
             generated=True, standalone=standalone, answer=ans.answer, refused=ans.refused,
             abstained=(not ans.refused) and M.abstains(ans.answer), fallback=ans.fallback,
+            refusal_reason=ans.refusal_reason,
+            # the generated draft had no supported sentence (then: extractive fallback or refusal)
+            unsupported_draft=ans.fallback or (ans.refused and ans.timings.get("generate_s", 0.0) > 0),
             retrieved=[_pd(h.paper, h.score) for h in ans.retrieved],
             cited=[{k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
                    for c in ans.citations],

@@ -13,7 +13,7 @@ from rag.cite import Judge, bind, extractive
 from rag.errors import UserError
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, focus, named_terms
+from rag.question import answerability, asks_which, focus, named_terms
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit
@@ -170,8 +170,9 @@ class Engine:
         def refusal() -> Answer:
             timings.setdefault("generate_s", 0.0)
             timings["total_s"] = time.perf_counter() - t0
-            text = prompts.REFUSAL + (f" ({reason}.)" if reason.startswith(("the sources", "no single")) else "")
-            return Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings)
+            text = prompts.REFUSAL + (f" ({reason}.)" if reason.startswith(("the sources", "no single", "no indexed")) else "")
+            return Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings,
+                          refusal_reason=reason)
 
         if score < s.refuse_threshold:
             yield refusal()
@@ -193,7 +194,12 @@ class Engine:
                                           s.drop_unsupported)
         fallback = False
         if not any(x.supported for x in sentences):
-            if score < s.fallback_min_answerability:  # the model found nothing and the evidence is weak
+            # The model found nothing in the sources. Quoting the nearest sentences is a fair answer to
+            # "how does X work", not to "which paper does X" when no source covers X.
+            floor = s.which_fallback_min if asks_which(standalone) else s.fallback_min_answerability
+            if score < floor:
+                reason = ("no indexed abstract matches what the question describes" if asks_which(standalone)
+                          else "no generated sentence was supported and the best evidence is weak")
                 yield refusal()
                 return
             fallback = True

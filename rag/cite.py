@@ -93,6 +93,11 @@ def key_terms(text: str) -> set[str]:
     return terms
 
 
+def flatten(text: str) -> str:
+    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
+    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
+
+
 def negated(text: str) -> bool:
     """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
     return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
@@ -107,6 +112,13 @@ class Evidence:
     text: str
     words: set[str]
     vec: np.ndarray
+    names: frozenset[str] = frozenset()  # what a claim's numbers and named methods may match
+
+    def __post_init__(self):
+        if not self.names:  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
+            flat = re.findall(r"[a-z0-9][a-z0-9\-]*", flatten(self.text))
+            self.names = frozenset({_norm(w) for w in self.words} | {w.lower() for w in self.words}
+                                   | set(_NUMBER.findall(self.text)) | set(flat))
 
 
 class Judge:
@@ -152,7 +164,7 @@ class Judge:
         for i, e in enumerate(evidence):
             lex = len(words & e.words) / len(words) if words else 0.0
             s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
-            if terms and not terms <= ({_norm(w) for w in e.words} | {w.lower() for w in e.words} | set(_NUMBER.findall(e.text))):
+            if terms and not terms <= e.names:
                 s *= 0.5  # a number or named method the evidence lacks: not this sentence's claim
             if polarity and neg != negated(e.text):
                 s *= 0.5  # one of them denies what the other states: shared words, opposite claims

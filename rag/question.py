@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from rag.cite import Judge, _norm, content_words, stopwords
+from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -45,11 +45,6 @@ _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 _QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expression ("in $V$ iterations")
     r"\d|\$[^$]+\$|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
     r"dozens?|\w+fold|single)\b", re.I)
-
-
-def flatten(text: str) -> str:
-    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
-    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
 
 
 def named_terms(question: str) -> set[str]:
@@ -125,6 +120,11 @@ def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None 
         words = content_words(_WHICH.sub("", question)) - _QWORDS
         return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
     return best, "best sentence relevance"
+
+
+def asks_which(question: str) -> bool:
+    """"Which paper …?" / "Is there work on …?": the user wants a paper identified, not a fact."""
+    return bool(_WHICH.search(question))
 
 
 def term_focus(question: str, hits: list[Hit]) -> set[int]:

@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     focus_broad_ratio: float = 0.7  # ... when the question asks about several papers
     # below this, an unsupported answer becomes a refusal (0.2 wrongly refused 2 paraphrases on the dev set)
     fallback_min_answerability: float = 0.15
+    # ... for "which paper …?" questions, where quoting the nearest abstract would name the wrong paper
+    which_fallback_min: float = 0.38
     summary_min_relevance: float = 0.35
     summary_candidates: int = 15
     summary_cut: float = 0.75  # keep papers whose relevance is within this share of the best

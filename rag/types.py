@@ -80,6 +80,7 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
+    refusal_reason: str = ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     timings: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -91,6 +92,7 @@ class Answer:
                 for c in self.citations
             ],
             "refused": self.refused,
+            "refusal_reason": self.refusal_reason,
             "retrieved": [
                 {
                     "paper_id": h.paper.paper_id,

@@ -32,12 +32,12 @@ def test_stream_then_verified_answer(seed_engine, fake_llm):
 def test_json_shape(seed_engine, fake_llm):
     fake_llm.reply = lambda m: source_text(m, 1).split(". ")[2] + ". [1]"
     d = json.loads(json.dumps(seed_engine.ask("What does Celcomen do?").to_json()))
-    assert set(d) == {"question", "answer", "citations", "refused", "retrieved", "sentences", "timings"}
+    assert set(d) == {"question", "answer", "citations", "refused", "refusal_reason", "retrieved", "sentences", "timings"}
     assert set(d["citations"][0]) == {"n", "paper_id", "title", "source_file", "index", "quote"}
     assert set(d["retrieved"][0]) == {"paper_id", "title", "source_file", "index", "score"}
     assert set(d["sentences"][0]) == {"text", "citations", "supported", "support_score"}
     assert set(d["timings"]) == {"retrieve_s", "generate_s", "total_s"}
-    assert d["refused"] is False
+    assert d["refused"] is False and d["refusal_reason"] == ""
 
 
 def test_wrong_source_marker_is_reattributed(seed_engine, fake_llm):
@@ -61,6 +61,20 @@ def test_refusal_for_absent_subject(seed_engine, fake_llm):
     assert ans.refused and ans.citations == [] and ans.retrieved  # related papers still listed
     assert "don't answer" in ans.answer
     assert fake_llm.calls == []  # refused before generating
+
+
+def test_which_paper_question_on_an_absent_topic_is_refused_after_an_unsupported_draft(seed_engine, fake_llm):
+    fake_llm.reply = lambda m: "Bananas are rich in potassium and grow in warm climates [1]."
+    # the words overlap the seeds enough to pass the first check, so it is the draft that decides
+    q = "Which paper uses reinforcement learning to control plasma in nuclear fusion reactors?"
+    assert seed_engine.refusal_score(q, seed_engine.retriever.retrieve(q, 4))[0] >= seed_engine.settings.refuse_threshold
+    ans = seed_engine.ask(q)
+    assert fake_llm.calls and ans.refused and ans.citations == [] and ans.retrieved
+    assert "no indexed abstract matches" in ans.answer and ans.refusal_reason
+    # the same unsupported draft for a "which paper" question a seed does answer: extractive, cited
+    ans = seed_engine.ask("Which paper learns gene regulation from spatial transcriptomics with a generative graph neural network?")
+    assert ans.fallback and not ans.refused
+    assert (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
 
 
 @pytest.mark.parametrize("q, msg", [("", "empty"), ("   \n\t", "empty"), ("x" * 4001, "4,001 characters")])

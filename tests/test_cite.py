@@ -46,6 +46,11 @@ def test_judge_on_hand_made_pairs(judge):
     assert right_number > wrong_number > 0
 
 
+def test_named_terms_match_latex_in_the_evidence(judge):
+    fl = Paper("P3", "We analyze local steps under $(L_0,L_1)$-smoothness and prove convergence.", "a.txt", 2)
+    assert best(judge, "The analysis assumes (L0,L1)-smoothness.", fl) >= 2 * best(judge, "The analysis assumes (L2,L3)-smoothness.", fl)
+
+
 def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
     from rag.cite import negated
     from rag.settings import Settings
