@@ -56,6 +56,13 @@ def test_refuses_absent_topic(real_engine):
     assert ans.refused and not ans.citations
 
 
+def test_which_paper_question_is_refused_only_when_no_abstract_covers_it(real_engine):
+    ans = real_engine.ask("Which paper studies membership inference attacks on image classifiers?")
+    assert ans.refused and not ans.citations and ans.retrieved
+    ans = real_engine.ask("Is there work on reducing camera-specific bias in person re-identification?")
+    assert not ans.refused and ans.citations and (ans.citations[0].title or "").startswith("Exploring the Camera Bias")
+
+
 def test_injected_abstract_does_not_change_an_unrelated_answer(tmp_path, embedder, real_llm, seed_papers):
     from rag.answer import Engine
     from rag.index import Index
