@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -229,6 +230,10 @@ def test_refusal_shows_plainly_with_related_papers():
     sources = render.render_sources([turn])
     assert "Related papers" in sources and hits[0].paper.title in sources
     assert 'id="rel-0-1"' in sources
+    # the engine's reason shows once, under the headline, without repeating it
+    why = replace(a, answer=render.REFUSAL + " (no indexed abstract matches what the question describes.)")
+    chat = render.render_chat([Turn("q", answer=why, status="done")])
+    assert chat.count(render.esc(render.REFUSAL)) == 1 and "Why: no indexed abstract matches what the question describes." in chat
 
 
 def test_only_latest_turn_sources_visible():

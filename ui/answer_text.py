@@ -91,7 +91,7 @@ def answer_markdown(answer: Answer) -> str:
         lines.append(f"**Q:** {_one_line(answer.question)}")
         lines.append("")
     if answer.refused:
-        lines.append(REFUSAL)
+        lines.append((answer.answer or "").strip() or REFUSAL)  # keeps the engine's reason
     else:
         out = []
         for seg_text, supported, _ in segments(answer):

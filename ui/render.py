@@ -78,7 +78,10 @@ def _refusal_body(answer: Answer, turn: int, valid: set[int], labels: dict[int, 
         parts.append("</ul>")
     parts.append("</div>")
     extra = (answer.answer or "").strip()
-    if extra and extra != REFUSAL:
+    if extra.startswith(REFUSAL):  # the headline already says it; keep only the engine's reason
+        why = extra[len(REFUSAL):].strip().strip("().").strip()
+        extra = f"Why: {why}." if why else ""
+    if extra:
         parts.append(f'<div class="answer-text muted">{render_inline(extra, turn, valid, labels)}</div>')
     return "".join(parts)
 
