@@ -196,9 +196,9 @@ class Engine:
         if not any(x.supported for x in sentences):
             # The model found nothing in the sources. Quoting the nearest sentences is a fair answer to
             # "how does X work", not to "which paper does X" when no source covers X.
-            floor = s.which_fallback_min if asks_which(standalone) else s.fallback_min_answerability
-            if score < floor:
-                reason = ("no indexed abstract matches what the question describes" if asks_which(standalone)
+            which = asks_which(standalone)
+            if score < (s.which_fallback_min if which else s.fallback_min_answerability):
+                reason = ("no indexed abstract matches what the question describes" if which
                           else "no generated sentence was supported and the best evidence is weak")
                 yield refusal()
                 return

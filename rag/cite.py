@@ -7,7 +7,7 @@ in the evidence. Thresholds live in Settings and are calibrated on eval/question
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -112,13 +112,12 @@ class Evidence:
     text: str
     words: set[str]
     vec: np.ndarray
-    names: frozenset[str] = frozenset()  # what a claim's numbers and named methods may match
+    names: frozenset[str] = field(init=False)  # what a claim's numbers and named methods may match
 
-    def __post_init__(self):
-        if not self.names:  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
-            flat = re.findall(r"[a-z0-9][a-z0-9\-]*", flatten(self.text))
-            self.names = frozenset({_norm(w) for w in self.words} | {w.lower() for w in self.words}
-                                   | set(_NUMBER.findall(self.text)) | set(flat))
+    def __post_init__(self):  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
+        flat = re.findall(r"[a-z0-9][a-z0-9\-]*", flatten(self.text))
+        self.names = frozenset({_norm(w) for w in self.words} | {w.lower() for w in self.words}
+                               | set(_NUMBER.findall(self.text)) | set(flat))
 
 
 class Judge:
