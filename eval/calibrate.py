@@ -169,18 +169,8 @@ def draft_refusal_sweep(rows: Sequence[dict], which: bool, thresholds: Sequence[
     """The second refusal rule (rag/answer.py): a draft with no supported sentence is refused when
     answerability < threshold (`which_fallback_min` for "which paper" questions, else
     `fallback_min_answerability`). Rates are over all answer rows, like the first rule's."""
-    una = [r for r in rows if not r.get("answerable")]
-    ans = [r for r in rows if r.get("answerable")]
-
-    def caught(r, t):
-        f = r.get("features", {})
-        return (r.get("unsupported_draft") and bool(f.get("asks_which")) == which
-                and f.get("answerability") is not None and f["answerability"] < t)
-
-    return [{"threshold": t,
-             "refusal_rate": sum(caught(r, t) for r in una) / len(una) if una else None,
-             "false_refusal_rate": sum(caught(r, t) for r in ans) / len(ans) if ans else None}
-            for t in thresholds]
+    return M.refusal_sweep(rows, thresholds, key="answerability",
+                           only=lambda r: bool(r.get("unsupported_draft")) and bool(r["features"].get("asks_which")) == which)
 
 
 def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:

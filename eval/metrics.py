@@ -328,11 +328,15 @@ def build_report(rows: Sequence[dict], depth: int = 20) -> dict:
     return rep
 
 
-def refusal_sweep(rows: Sequence[dict], thresholds: Sequence[float] | None = None, key: str = "relevance") -> list[dict]:
-    """Refusal trade-off if the engine refused below each threshold of `features[key]`."""
+def refusal_sweep(rows: Sequence[dict], thresholds: Sequence[float] | None = None, key: str = "relevance",
+                  only=None) -> list[dict]:
+    """Refusal trade-off if the engine refused below each threshold of `features[key]`. `only(row)`:
+    the rule applies to these rows; the others stay in the rates as not refused."""
     thresholds = thresholds or [round(0.20 + 0.025 * i, 3) for i in range(17)]
-    una = [r["features"][key] for r in rows if not r.get("answerable") and r.get("features", {}).get(key) is not None]
-    ans = [r["features"][key] for r in rows if r.get("answerable") and r.get("features", {}).get(key) is not None]
+    scored = [r for r in rows if r.get("features", {}).get(key) is not None]
+    value = lambda r: r["features"][key] if only is None or only(r) else math.inf  # noqa: E731
+    una = [value(r) for r in scored if not r.get("answerable")]
+    ans = [value(r) for r in scored if r.get("answerable")]
     out = []
     for t in thresholds:
         out.append({
