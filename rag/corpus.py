@@ -9,6 +9,7 @@ A bad file raises CorpusError naming the file (and line) before anything is retu
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -18,6 +19,11 @@ from rag.types import Paper
 
 METADATA_FILE = "metadata.jsonl"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
+
+
+def source_id(path: Path) -> str:
+    """A file's stable identity: its resolved path, hashed (the name alone is shared across folders)."""
+    return hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
 
 
 def _read_text(path: Path) -> str:
@@ -76,6 +82,7 @@ def read_txt(path: Path) -> list[Paper]:
                 paper_id=m.get("id") or f"{path.stem}#{i}",
                 text=block,
                 source_file=path.name,
+                source_id=source_id(path),
                 index=i,
                 title=m.get("title"),
                 decision=m.get("decision"),
@@ -99,6 +106,7 @@ def read_jsonl(path: Path) -> list[Paper]:
                 paper_id=str(rec.get("id") or f"{path.stem}#{idx}"),
                 text=abstract.strip(),
                 source_file=path.name,
+                source_id=source_id(path),
                 index=idx,
                 title=rec.get("title") or None,
                 decision=rec.get("decision") or None,

@@ -25,7 +25,7 @@ from rag.errors import UserError
 from rag.settings import Settings
 from rag.types import Chunk, Paper
 
-PAPER_FIELDS = ("title", "source_file", "index", "decision", "primary_area")
+PAPER_FIELDS = ("title", "source_file", "source_id", "index", "decision", "primary_area")
 
 
 @dataclass
@@ -96,6 +96,7 @@ def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
         paper_id=pid,
         text=doc,
         source_file=meta.get("source_file", ""),
+        source_id=meta.get("source_id", ""),
         index=int(meta.get("index", 0)),
         title=meta.get("title"),
         decision=meta.get("decision"),
@@ -227,12 +228,15 @@ class Index:
             known.update(zip(got["ids"], got["metadatas"]))
 
         todo: list[tuple[Paper, str, list[Chunk]]] = []
+        moved: list[tuple[Paper, str, int]] = []
         for p in papers:
             digest = content_hash(p, s.chunk_size, s.chunk_overlap, embedder.name,
                                   getattr(embedder, "max_seq_length", None))
             m = known.get(p.paper_id)
             if m and m.get("content_hash") == digest:
                 rep.skipped += int(m.get("n_chunks", 0))
+                if m.get("source_id") != p.source_id:  # same text, now owned by this file
+                    moved.append((p, digest, int(m.get("n_chunks", 0))))
                 continue
             todo.append((p, digest, chunk_paper(p, splitter)))
 
@@ -246,11 +250,15 @@ class Index:
             bar.update(added)
         bar.close()
 
-        # papers that disappeared from a re-ingested file
-        files, id_set = {p.source_file for p in papers}, set(ids)
+        if moved:
+            self._wrote = True
+            self.papers.update(ids=[p.paper_id for p, _, _ in moved],
+                               metadatas=[_paper_meta(p, d, n) for p, d, n in moved])
+        # papers that disappeared from a re-ingested file: only that very file's (by source_id)
+        sources, id_set = {p.source_id for p in papers if p.source_id}, set(ids)
         stale = []
-        for f in files:
-            got = self.papers.get(where={"source_file": f}, include=[])
+        for sid in sources:
+            got = self.papers.get(where={"source_id": sid}, include=[])
             stale += [pid for pid in got["ids"] if pid not in id_set]
         if stale:
             old = self._chunk_ids_of(stale)

@@ -18,6 +18,9 @@ class Paper:
     decision: str | None = None
     authors: list[str] | None = None
     primary_area: str | None = None
+    # Stable identity of the file the paper came from (hash of its resolved path): stale-paper
+    # clean-up matches this, so two files with the same name in different folders never collide.
+    source_id: str = ""
 
     @property
     def label(self) -> str:

@@ -154,3 +154,24 @@ def test_unreachable_server_names_the_url(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(UserError, match=re.escape(url)):
         Index(Settings(data_dir=tmp_path, chroma_url=url))
+
+
+def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(tmp_path, settings, embedder):
+    """Stale clean-up is per source file identity, not per basename (it used to delete the other file's papers)."""
+    from rag.corpus import read_file
+
+    rows = [{"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic number {i}. It works well."}
+            for i in range(6)]
+    for name, part in (("a", rows[:3]), ("b", rows[3:])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in part))
+    index = Index(settings)
+    index.ingest(read_file(tmp_path / "a" / "corpus.jsonl"), embedder, progress=False)
+    second = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
+    assert second.removed == 0
+    assert index.paper_count() == 6
+    # a paper still vanishes when its own file drops it
+    (tmp_path / "b" / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in rows[3:5]))
+    third = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
+    assert third.removed > 0 and index.paper_count() == 5
+    assert sorted(index.paper_records()) == ["P0", "P1", "P2", "P3", "P4"]
