@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: install run test test-fast chromium clean
+.PHONY: install run test test-fast lint chromium clean
 
 install: $(VENV)/.installed
 
@@ -23,7 +23,11 @@ run: install
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
-test: install chromium
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: install chromium lint
 	$(PY) -m pytest -q -rs
 
 test-fast: install

@@ -7,6 +7,7 @@ Defaults otherwise: one Document per abstract (title as metadata), default Sente
 SimpleVectorStore, similarity_top_k=2, response_mode="compact". It has no chat memory, so a follow-up
 is sent as the earlier user turns followed by the question.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,9 @@ def _key(papers) -> str:
 
 
 class Baseline:
-    def __init__(self, settings, papers, out: Path, engine=None, generate: bool = True, progress: bool = True,
-                 llm=None):
+    def __init__(
+        self, settings, papers, out: Path, engine=None, generate: bool = True, progress: bool = True, llm=None
+    ):
         from llama_index.core import Document, StorageContext, VectorStoreIndex, load_index_from_storage
         from llama_index.core.node_parser import SentenceSplitter
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
@@ -50,13 +52,18 @@ class Baseline:
             self.index = load_index_from_storage(ctx, embed_model=self.embed)
         else:
             docs = [
-                Document(text=p.text, id_=p.paper_id,
-                         metadata={"title": p.title or p.label, "paper_id": p.paper_id},
-                         excluded_embed_metadata_keys=["paper_id"], excluded_llm_metadata_keys=["paper_id"])
+                Document(
+                    text=p.text,
+                    id_=p.paper_id,
+                    metadata={"title": p.title or p.label, "paper_id": p.paper_id},
+                    excluded_embed_metadata_keys=["paper_id"],
+                    excluded_llm_metadata_keys=["paper_id"],
+                )
                 for p in papers
             ]
-            self.index = VectorStoreIndex.from_documents(docs, embed_model=self.embed,
-                                                         transformations=[SentenceSplitter()], show_progress=progress)
+            self.index = VectorStoreIndex.from_documents(
+                docs, embed_model=self.embed, transformations=[SentenceSplitter()], show_progress=progress
+            )
             self.index.storage_context.persist(persist_dir=str(cache))
         self.build_s = time.perf_counter() - t0
         self.query_engine = None
@@ -66,18 +73,27 @@ class Baseline:
             ours = llm or (engine.llm if engine is not None else load_llm(settings.llm, settings))
             tok = ours.tokenizer
             self.hf_llm = HuggingFaceLLM(
-                model=ours.model, tokenizer=tok, device_map="cpu", is_chat_model=True,
-                max_new_tokens=settings.max_new_tokens, context_window=4096,
-                generate_kwargs={"do_sample": False, "repetition_penalty": 1.05,
-                                 "pad_token_id": tok.pad_token_id or tok.eos_token_id},
+                model=ours.model,
+                tokenizer=tok,
+                device_map="cpu",
+                is_chat_model=True,
+                max_new_tokens=settings.max_new_tokens,
+                context_window=4096,
+                generate_kwargs={
+                    "do_sample": False,
+                    "repetition_penalty": 1.05,
+                    "pad_token_id": tok.pad_token_id or tok.eos_token_id,
+                },
             )
             self.query_engine = self.index.as_query_engine(llm=self.hf_llm)
         assert global_settings_untouched(), "baseline resolved llama-index global Settings"
 
     def describe(self) -> str:
-        return ("llama-index VectorStoreIndex.as_query_engine() defaults (SentenceSplitter 1024/200, "
-                "similarity_top_k=2, compact synthesis), same MiniLM embedder and same LLM; "
-                f"index built/loaded in {self.build_s:.1f} s; global Settings untouched: {global_settings_untouched()}")
+        return (
+            "llama-index VectorStoreIndex.as_query_engine() defaults (SentenceSplitter 1024/200, "
+            "similarity_top_k=2, compact synthesis), same MiniLM embedder and same LLM; "
+            f"index built/loaded in {self.build_s:.1f} s; global Settings untouched: {global_settings_untouched()}"
+        )
 
     def query(self, text: str):
         """query_engine.query in a worker thread, as the engine generates (LLM.stream): on a loaded
@@ -125,8 +141,12 @@ class Baseline:
         row["ranked"] = self.rank(query, depth)
         ret_s = time.perf_counter() - t0
         if self.query_engine is None:
-            row.update(generated=False, refused=False, timings={"retrieve_s": round(ret_s, 4)},
-                       retrieved=row["ranked"][:2])
+            row.update(
+                generated=False,
+                refused=False,
+                timings={"retrieve_s": round(ret_s, 4)},
+                retrieved=row["ranked"][:2],
+            )
             return row
         t0 = time.perf_counter()
         resp = self.query(query)
@@ -138,9 +158,16 @@ class Baseline:
             if d and d["paper_id"] not in {c["paper_id"] for c in cited}:
                 cited.append(d | {"n": len(cited) + 1, "quote": None})
                 hits.append(self.papers[d["paper_id"]])
-        row.update(generated=True, answer=text, refused=False, abstained=M.abstains(text), fallback=False,
-                   retrieved=[{k: v for k, v in c.items() if k not in ("n", "quote")} for c in cited],
-                   cited=cited, timings={"total_s": round(total, 4), "retrieve_s": round(ret_s, 4)})
+        row.update(
+            generated=True,
+            answer=text,
+            refused=False,
+            abstained=M.abstains(text),
+            fallback=False,
+            retrieved=[{k: v for k, v in c.items() if k not in ("n", "quote")} for c in cited],
+            cited=cited,
+            timings={"total_s": round(total, 4), "retrieve_s": round(ret_s, 4)},
+        )
         row["sentences"] = self._judge(text, hits)
         return row
 
@@ -151,6 +178,15 @@ class Baseline:
         from rag.cite import bind
         from rag.types import Hit
 
-        _, sents, _ = bind(text, [Hit(p, 0.0) for p in papers], self.engine.judge, self.settings.support_threshold)
-        return [{"text": s.text, "citations": s.citations, "supported": s.supported,
-                 "support_score": s.support_score} for s in sents]
+        _, sents, _ = bind(
+            text, [Hit(p, 0.0) for p in papers], self.engine.judge, self.settings.support_threshold
+        )
+        return [
+            {
+                "text": s.text,
+                "citations": s.citations,
+                "supported": s.supported,
+                "support_score": s.support_score,
+            }
+            for s in sents
+        ]

@@ -16,6 +16,7 @@
 Every measurement runs in a fresh subprocess (eval/bench_workers.py) so peak RSS is its own.
 Entry point for the CLI: `eval.bench.main(corpus, out, settings, ...)`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,14 +39,18 @@ from eval.bench_workers import free_port, pct, peak_rss_mb, ratio  # noqa: E402,
 def run_worker(name: str, args: dict, timeout: float | None = None) -> dict:
     """Run one measurement in a fresh interpreter; its last stdout line is the JSON result."""
     cmd = [sys.executable, "-m", "eval.bench_workers", name, json.dumps(args, default=str)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    )
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
+    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - t0
     lines = [x for x in p.stdout.splitlines() if x.startswith("{")]
     if p.returncode != 0 or not lines:
-        return {"error": f"worker {name} exited {p.returncode}: {p.stderr.strip()[-1500:]}", "wall_s": round(wall, 1)}
+        return {
+            "error": f"worker {name} exited {p.returncode}: {p.stderr.strip()[-1500:]}",
+            "wall_s": round(wall, 1),
+        }
     out = json.loads(lines[-1])
     out["process_wall_s"] = round(wall, 1)
     return out
@@ -54,11 +59,22 @@ def run_worker(name: str, args: dict, timeout: float | None = None) -> dict:
 # ------------------------------------------------------------------ orchestration
 
 
-def main(corpus: str | Path | None = None, out: Path | str = "eval/out/bench", settings=None, *,
-         data_dir: Path | str | None = None, sample: int | None = 1000, ingest_sample: int | None = 300,
-         questions: Path | str = REPO / "eval" / "questions.jsonl", full_ingest: bool = False,
-         baseline: bool = True, n_answers: int = 3, n_queries: int = 30, ingest_repeats: int = 2,
-         progress: bool = True) -> dict:
+def main(
+    corpus: str | Path | None = None,
+    out: Path | str = "eval/out/bench",
+    settings=None,
+    *,
+    data_dir: Path | str | None = None,
+    sample: int | None = 1000,
+    ingest_sample: int | None = 300,
+    questions: Path | str = REPO / "eval" / "questions.jsonl",
+    full_ingest: bool = False,
+    baseline: bool = True,
+    n_answers: int = 3,
+    n_queries: int = 30,
+    ingest_repeats: int = 2,
+    progress: bool = True,
+) -> dict:
     """Run the benchmark and write OUT/bench.json and OUT/bench.md. Returns the result dict.
 
     corpus: a larger corpus (e.g. the full 11,672 JSONL) for the at-scale retrieval and ingest parts;
@@ -74,10 +90,15 @@ def main(corpus: str | Path | None = None, out: Path | str = "eval/out/bench", s
     out.mkdir(parents=True, exist_ok=True)
     base = {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.model_dump().items()}
     base.pop("chroma_url", None)
-    res: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "threads": settings.threads,
-                 "loadavg_start": [round(x, 2) for x in os.getloadavg()],
-                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-                 "llm": settings.llm, "embed_batch": settings.embed_batch, "top_k": settings.top_k}
+    res: dict = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "threads": settings.threads,
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "llm": settings.llm,
+        "embed_batch": settings.embed_batch,
+        "top_k": settings.top_k,
+    }
 
     def say(msg):
         if progress:
@@ -91,38 +112,67 @@ def main(corpus: str | Path | None = None, out: Path | str = "eval/out/bench", s
         raws, ourss = [], []
         for i in range(max(1, ingest_repeats)):  # alternating, best of N: other processes' load is noise
             raws.append(run_worker("raw_encode", {"settings": base, "papers": ing_papers}))
-            ourss.append(run_worker("ingest", {"settings": dict(base, data_dir=str(tmp / f"ingest{i}")),
-                                               "papers": ing_papers}))
+            ourss.append(
+                run_worker(
+                    "ingest", {"settings": dict(base, data_dir=str(tmp / f"ingest{i}")), "papers": ing_papers}
+                )
+            )
         raw = max(raws, key=lambda r: r.get("chunks_per_s") or 0)
         ours = max(ourss, key=lambda r: r.get("chunks_per_s") or 0)
         # before/after of the 128-wordpiece window: the raw encoder at the model's full 256
         raw256 = run_worker("raw_encode", {"settings": base, "papers": ing_papers, "window": 256})
-        res["ingest"] = {"papers": ing_papers, "repeats": len(raws), "raw_encode": raw, "pipeline": ours,
-                         "all_chunks_per_s": {"raw": [r.get("chunks_per_s") for r in raws],
-                                              "pipeline": [r.get("chunks_per_s") for r in ourss]},
-                         "ratio_chunks_per_s": ratio(ours.get("chunks_per_s"), raw.get("chunks_per_s")),
-                         "raw_encode_window256": raw256,
-                         "speedup_window128_vs_256": ratio(raw.get("chunks_per_s"), raw256.get("chunks_per_s"))}
+        res["ingest"] = {
+            "papers": ing_papers,
+            "repeats": len(raws),
+            "raw_encode": raw,
+            "pipeline": ours,
+            "all_chunks_per_s": {
+                "raw": [r.get("chunks_per_s") for r in raws],
+                "pipeline": [r.get("chunks_per_s") for r in ourss],
+            },
+            "ratio_chunks_per_s": ratio(ours.get("chunks_per_s"), raw.get("chunks_per_s")),
+            "raw_encode_window256": raw256,
+            "speedup_window128_vs_256": ratio(raw.get("chunks_per_s"), raw256.get("chunks_per_s")),
+        }
 
         # 2. retrieval at 38 (seeds) and at scale
         seeds_dir = out / "data-seeds"
         run_worker("ingest", {"settings": dict(base, data_dir=str(seeds_dir)), "papers": {"corpus": "seeds"}})
         say("2. retrieval latency at 38 papers")
         rq = {"questions": str(questions), "n_queries": n_queries}
-        res["retrieval"] = {"seeds": run_worker("retrieval", dict(rq, settings=dict(base, data_dir=str(seeds_dir))))}
+        res["retrieval"] = {
+            "seeds": run_worker("retrieval", dict(rq, settings=dict(base, data_dir=str(seeds_dir))))
+        }
         if data_dir or corpus:
             big = Path(data_dir) if data_dir else out / f"data-sample{sample or 'all'}"
             if not data_dir:
-                say(f"   ingesting a {sample or 'full'}-paper sample of {corpus} into {big} (reused next time)")
+                say(
+                    f"   ingesting a {sample or 'full'}-paper sample of {corpus} into {big} (reused next time)"
+                )
                 res["retrieval"]["large_ingest"] = run_worker(
-                    "ingest", {"settings": dict(base, data_dir=str(big)), "papers": {"corpus": corpus, "sample": sample}})
+                    "ingest",
+                    {
+                        "settings": dict(base, data_dir=str(big)),
+                        "papers": {"corpus": corpus, "sample": sample},
+                    },
+                )
             say(f"   retrieval latency at scale ({big})")
-            res["retrieval"]["large"] = run_worker("retrieval", dict(rq, settings=dict(base, data_dir=str(big))))
+            res["retrieval"]["large"] = run_worker(
+                "retrieval", dict(rq, settings=dict(base, data_dir=str(big)))
+            )
 
         # 3 + 4 + 5b. generation, end-to-end, serving RSS
         say("3-4. generation vs bare generate, end-to-end vs llama-index baseline (loads the LLM)")
-        res["serve"] = run_worker("serve", {"settings": dict(base, data_dir=str(seeds_dir)), "questions": str(questions),
-                                            "n_answers": n_answers, "baseline": baseline, "out": str(out)})
+        res["serve"] = run_worker(
+            "serve",
+            {
+                "settings": dict(base, data_dir=str(seeds_dir)),
+                "questions": str(questions),
+                "n_answers": n_answers,
+                "baseline": baseline,
+                "out": str(out),
+            },
+        )
 
         # 6. opt-in ingest into embedded store and into a chroma server
         if full_ingest:
@@ -130,10 +180,17 @@ def main(corpus: str | Path | None = None, out: Path | str = "eval/out/bench", s
             say(f"6. corpus ingest wall time, embedded and via `chroma run` ({papers})")
             res["full_ingest"] = {
                 "papers": papers,
-                "embedded": run_worker("ingest", {"settings": dict(base, data_dir=str(tmp / "full-embedded")),
-                                                  "papers": papers}),
-                "server": run_worker("ingest_server", {"settings": dict(base, data_dir=str(tmp / "full-client")),
-                                                       "papers": papers, "server_path": str(tmp / "full-server")}),
+                "embedded": run_worker(
+                    "ingest", {"settings": dict(base, data_dir=str(tmp / "full-embedded")), "papers": papers}
+                ),
+                "server": run_worker(
+                    "ingest_server",
+                    {
+                        "settings": dict(base, data_dir=str(tmp / "full-client")),
+                        "papers": papers,
+                        "server_path": str(tmp / "full-server"),
+                    },
+                ),
             }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -180,21 +237,31 @@ def markdown(res: dict) -> str:
     from eval.report import fmt
 
     s = res["summary"]
-    L = [f"# iclr-rag bench — {res['date']}", "",
-         f"{res['threads']} threads, LLM {res['llm']}, embed batch {res['embed_batch']}, top_k {res['top_k']}. "
-         "Ratios are ours ÷ bare library (throughput: >1 is faster; latency: <1 is faster).", "",
-         f"Machine load average at start / end: {res.get('loadavg_start')} / {res.get('loadavg_end')} "
-         f"(OMP_WAIT_POLICY={res.get('omp_wait_policy')}). With more runnable processes than cores, timings "
-         "here are noisy (±50 % seen on 2 cores); the parts interleave or alternate ours/bare to share the noise.", "",
-         "| measure | ours | bare | ratio |", "|---|---:|---:|---:|"]
+    L = [
+        f"# iclr-rag bench — {res['date']}",
+        "",
+        f"{res['threads']} threads, LLM {res['llm']}, embed batch {res['embed_batch']}, top_k {res['top_k']}. "
+        "Ratios are ours ÷ bare library (throughput: >1 is faster; latency: <1 is faster).",
+        "",
+        f"Machine load average at start / end: {res.get('loadavg_start')} / {res.get('loadavg_end')} "
+        f"(OMP_WAIT_POLICY={res.get('omp_wait_policy')}). With more runnable processes than cores, timings "
+        "here are noisy (±50 % seen on 2 cores); the parts interleave or alternate ours/bare to share the noise.",
+        "",
+        "| measure | ours | bare | ratio |",
+        "|---|---:|---:|---:|",
+    ]
     ing = res.get("ingest", {})
-    L.append(f"| 1. ingest chunks/s ({fmt(_dig(ing, ['pipeline', 'chunks']))} chunks) | "
-             f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
-             f"{fmt(s['ingest_ratio_chunks_per_s'])} |")
-    L.append(f"| 1b. raw encoder chunks/s: 128-wordpiece window (ours) vs the model's 256 (before) | "
-             f"{fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
-             f"{fmt(_dig(ing, ['raw_encode_window256', 'chunks_per_s']), 1)} | "
-             f"{fmt(s['embed_window128_speedup_vs_256'])} |")
+    L.append(
+        f"| 1. ingest chunks/s ({fmt(_dig(ing, ['pipeline', 'chunks']))} chunks) | "
+        f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
+        f"{fmt(s['ingest_ratio_chunks_per_s'])} |"
+    )
+    L.append(
+        f"| 1b. raw encoder chunks/s: 128-wordpiece window (ours) vs the model's 256 (before) | "
+        f"{fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
+        f"{fmt(_dig(ing, ['raw_encode_window256', 'chunks_per_s']), 1)} | "
+        f"{fmt(s['embed_window128_speedup_vs_256'])} |"
+    )
     for scale in ("seeds", "large"):
         r = _dig(res, ["retrieval", scale])
         if not r or r.get("error"):
@@ -203,27 +270,39 @@ def markdown(res: dict) -> str:
             continue
         for mode in ("hybrid", "dense"):
             for q in ("p50", "p95"):
-                L.append(f"| 2. retrieval {mode} {q} ms, {r['papers']:,} papers / {r['chunks']:,} chunks | "
-                         f"{fmt(r[f'engine_{mode}'][f'{q}_ms'], 1)} | {fmt(r['raw'][f'{q}_ms'], 1)} | "
-                         f"{fmt(r[f'ratio_{mode}_{q}'])} |")
+                L.append(
+                    f"| 2. retrieval {mode} {q} ms, {r['papers']:,} papers / {r['chunks']:,} chunks | "
+                    f"{fmt(r[f'engine_{mode}'][f'{q}_ms'], 1)} | {fmt(r['raw'][f'{q}_ms'], 1)} | "
+                    f"{fmt(r[f'ratio_{mode}_{q}'])} |"
+                )
     gen = _dig(res, ["serve", "generation"]) or {}
-    L.append(f"| 3. first token s | {fmt(gen.get('engine_first_token_s'), 2)} | {fmt(gen.get('bare_first_token_s'), 2)} | "
-             f"{fmt(gen.get('ratio_first_token'))} |")
-    L.append(f"| 3. decode tokens/s | {fmt(gen.get('engine_tokens_per_s'), 2)} | {fmt(gen.get('bare_tokens_per_s'), 2)} | "
-             f"{fmt(gen.get('ratio_tokens_per_s'))} |")
+    L.append(
+        f"| 3. first token s | {fmt(gen.get('engine_first_token_s'), 2)} | {fmt(gen.get('bare_first_token_s'), 2)} | "
+        f"{fmt(gen.get('ratio_first_token'))} |"
+    )
+    L.append(
+        f"| 3. decode tokens/s | {fmt(gen.get('engine_tokens_per_s'), 2)} | {fmt(gen.get('bare_tokens_per_s'), 2)} | "
+        f"{fmt(gen.get('ratio_tokens_per_s'))} |"
+    )
     e2e = _dig(res, ["serve", "end_to_end"]) or {}
-    L.append(f"| 4. end-to-end answer s (vs llama-index default query engine; mean new tokens "
-             f"{fmt(e2e.get('engine_mean_new_tokens'), 0)} vs {fmt(e2e.get('baseline_mean_new_tokens'), 0)}) | "
-             f"{fmt(e2e.get('engine_mean_s'), 2)} | "
-             f"{fmt(e2e.get('baseline_mean_s'), 2)} | {fmt(e2e.get('ratio'))} |")
-    L.append(f"| 5. peak RSS MiB: ingest / serving (serving RSS after the answers: {fmt(s['serving_rss_mb'], 0)}) | "
-             f"{fmt(s['ingest_peak_rss_mb'], 0)} / {fmt(s['serving_peak_rss_mb'], 0)} "
-             f"| raw encode {fmt(_dig(ing, ['raw_encode', 'peak_rss_mb']), 0)} | |")
+    L.append(
+        f"| 4. end-to-end answer s (vs llama-index default query engine; mean new tokens "
+        f"{fmt(e2e.get('engine_mean_new_tokens'), 0)} vs {fmt(e2e.get('baseline_mean_new_tokens'), 0)}) | "
+        f"{fmt(e2e.get('engine_mean_s'), 2)} | "
+        f"{fmt(e2e.get('baseline_mean_s'), 2)} | {fmt(e2e.get('ratio'))} |"
+    )
+    L.append(
+        f"| 5. peak RSS MiB: ingest / serving (serving RSS after the answers: {fmt(s['serving_rss_mb'], 0)}) | "
+        f"{fmt(s['ingest_peak_rss_mb'], 0)} / {fmt(s['serving_peak_rss_mb'], 0)} "
+        f"| raw encode {fmt(_dig(ing, ['raw_encode', 'peak_rss_mb']), 0)} | |"
+    )
     fi = res.get("full_ingest")
     if fi:
-        L.append(f"| 6. ingest wall s, {fmt(_dig(fi, ['embedded', 'papers']))} papers: embedded / chroma server | "
-                 f"{fmt(s['full_ingest_embedded_s'], 1)} | {fmt(s['full_ingest_server_s'], 1)} (server) | "
-                 f"{ratio(s['full_ingest_server_s'], s['full_ingest_embedded_s'])} |")
+        L.append(
+            f"| 6. ingest wall s, {fmt(_dig(fi, ['embedded', 'papers']))} papers: embedded / chroma server | "
+            f"{fmt(s['full_ingest_embedded_s'], 1)} | {fmt(s['full_ingest_server_s'], 1)} (server) | "
+            f"{ratio(s['full_ingest_server_s'], s['full_ingest_embedded_s'])} |"
+        )
     else:
         L.append("| 6. full ingest (embedded vs `chroma run`) | not run (opt-in: --full-ingest) | | |")
     errs = [f"{k}: {v['error'][:300]}" for k, v in _walk_errors(res)]
@@ -242,8 +321,9 @@ def _walk_errors(d, path=""):
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m eval.bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m eval.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--out", default="eval/out/bench")
     ap.add_argument("--data-dir", default=None)
@@ -256,9 +336,18 @@ def cli(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from rag.settings import Settings
 
-    res = main(a.corpus, a.out, Settings(), data_dir=a.data_dir, sample=a.sample, ingest_sample=a.ingest_sample,
-               full_ingest=a.full_ingest, baseline=not a.no_baseline, n_answers=a.answers,
-               ingest_repeats=a.ingest_repeats)
+    res = main(
+        a.corpus,
+        a.out,
+        Settings(),
+        data_dir=a.data_dir,
+        sample=a.sample,
+        ingest_sample=a.ingest_sample,
+        full_ingest=a.full_ingest,
+        baseline=not a.no_baseline,
+        n_answers=a.answers,
+        ingest_repeats=a.ingest_repeats,
+    )
     print(json.dumps(res["summary"], indent=2))
     print(f"-> {Path(a.out) / 'bench.md'}")
     return 0

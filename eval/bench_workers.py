@@ -1,5 +1,6 @@
 """`rag bench` measurements, each run in a fresh interpreter by eval.bench.run_worker
 (`python -m eval.bench_workers NAME ARGS_JSON`) so that its peak RSS is its own."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -88,8 +89,13 @@ def w_raw_encode(a: dict) -> dict:
     t0 = time.perf_counter()
     model.encode(texts, batch_size=s.embed_batch, normalize_embeddings=True, show_progress_bar=False)
     dt = time.perf_counter() - t0
-    return {"chunks": len(texts), "seconds": round(dt, 3), "chunks_per_s": round(len(texts) / dt, 2),
-            "window": model.max_seq_length, "peak_rss_mb": round(peak_rss_mb(), 1)}
+    return {
+        "chunks": len(texts),
+        "seconds": round(dt, 3),
+        "chunks_per_s": round(len(texts) / dt, 2),
+        "window": model.max_seq_length,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
 
 
 def w_ingest(a: dict) -> dict:
@@ -109,10 +115,17 @@ def w_ingest(a: dict) -> dict:
     t0 = time.perf_counter()
     rep = index.ingest(papers, emb, progress=False)
     dt = time.perf_counter() - t0
-    return {"papers": len(papers), "chunks": rep.chunks, "added": rep.added, "seconds": round(dt, 3),
-            "open_store_s": round(t0 - t_open, 3), "with_open_s": round(time.perf_counter() - t_open, 3),
-            "chunks_per_s": round(rep.added / dt, 2) if rep.added else None,
-            "peak_rss_mb": round(peak_rss_mb(), 1), "peak_rss_before_ingest_mb": round(rss0, 1)}
+    return {
+        "papers": len(papers),
+        "chunks": rep.chunks,
+        "added": rep.added,
+        "seconds": round(dt, 3),
+        "open_store_s": round(t0 - t_open, 3),
+        "with_open_s": round(time.perf_counter() - t_open, 3),
+        "chunks_per_s": round(rep.added / dt, 2) if rep.added else None,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "peak_rss_before_ingest_mb": round(rss0, 1),
+    }
 
 
 def _queries(a: dict) -> list[str]:
@@ -142,18 +155,28 @@ def w_retrieval(a: dict) -> dict:
     t0 = time.perf_counter()
     engine.retriever.bm25()  # build/load the BM25 side outside the timed loop
     bm25_load = time.perf_counter() - t0
-    out: dict = {"papers": papers, "chunks": chunks, "queries": len(queries), "repeats": reps,
-                 "bm25_build_or_load_s": round(bm25_load, 2)}
+    out: dict = {
+        "papers": papers,
+        "chunks": chunks,
+        "queries": len(queries),
+        "repeats": reps,
+        "bm25_build_or_load_s": round(bm25_load, 2),
+    }
     model = SentenceTransformer(str(embedder_path()), device="cpu")
-    client = chromadb.PersistentClient(path=str(s.chroma_path), settings=ChromaSettings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(s.chroma_path), settings=ChromaSettings(anonymized_telemetry=False)
+    )
     coll = client.get_collection(s.collection)
 
     def raw(q):
         v = model.encode([q], normalize_embeddings=True)
         coll.query(query_embeddings=v.tolist(), n_results=s.top_k)
 
-    calls = {"hybrid": lambda q: engine.retriever.retrieve(q, s.top_k, "hybrid"),
-             "dense": lambda q: engine.retriever.retrieve(q, s.top_k, "dense"), "raw": raw}
+    calls = {
+        "hybrid": lambda q: engine.retriever.retrieve(q, s.top_k, "hybrid"),
+        "dense": lambda q: engine.retriever.retrieve(q, s.top_k, "dense"),
+        "raw": raw,
+    }
     for f in calls.values():  # warm every path once
         f(queries[0])
     lat: dict[str, list[float]] = {k: [] for k in calls}
@@ -197,9 +220,9 @@ class _Clock:
 def _bare_generate(llm, messages, max_new_tokens: int) -> dict:
     """model.generate on the chat-templated prompt with the engine's greedy settings; per-token times
     from a no-op streamer (first token = prefill + one step; decode rate over the rest)."""
-    import torch
-
     import threading
+
+    import torch
 
     inputs = llm.prompt_ids(messages)
     clock = _Clock()
@@ -209,9 +232,14 @@ def _bare_generate(llm, messages, max_new_tokens: int) -> dict:
         # main thread can be ~10x slower (OpenMP spin-waiting), which would flatter the engine
         with torch.no_grad():
             clock.t0 = time.perf_counter()
-            got["ids"] = llm.model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
-                                            repetition_penalty=1.05, streamer=clock,
-                                            pad_token_id=llm.tokenizer.pad_token_id or llm.tokenizer.eos_token_id)
+            got["ids"] = llm.model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                repetition_penalty=1.05,
+                streamer=clock,
+                pad_token_id=llm.tokenizer.pad_token_id or llm.tokenizer.eos_token_id,
+            )
             got["total"] = time.perf_counter() - clock.t0
 
     th = threading.Thread(target=run)
@@ -220,8 +248,13 @@ def _bare_generate(llm, messages, max_new_tokens: int) -> dict:
     ids, total = got["ids"], got["total"]
     n = int(ids.shape[1] - inputs["input_ids"].shape[1])
     first = clock.times[0] if clock.times else total
-    return {"prompt_tokens": int(inputs["input_ids"].shape[1]), "new_tokens": n, "first_token_s": first,
-            "total_s": total, "tokens_per_s": (n - 1) / (total - first) if n > 1 and total > first else None}
+    return {
+        "prompt_tokens": int(inputs["input_ids"].shape[1]),
+        "new_tokens": n,
+        "first_token_s": first,
+        "total_s": total,
+        "tokens_per_s": (n - 1) / (total - first) if n > 1 and total > first else None,
+    }
 
 
 def _rss_now_mb() -> float | None:
@@ -237,18 +270,24 @@ def _rss_now_mb() -> float | None:
 def w_serve(a: dict) -> dict:
     """Serving process: engine + LLM. Generation vs bare generate, end-to-end vs the llama-index
     baseline, and peak RSS of serving (taken before the baseline loads its own embedder)."""
-    from eval.run import load_questions
+    from eval.run import corpus_files, load_questions
     from rag.answer import Engine
     from rag.corpus import read_file
-    from eval.run import corpus_files
 
     s = settings_from(a["settings"])
     engine = Engine(s)
     t0 = time.perf_counter()
     engine.warm_up()
-    out: dict = {"warm_up_s": round(time.perf_counter() - t0, 1), "llm": engine.llm.name, "device": engine.llm.device,
-                 "rss_after_load_mb": round(_rss_now_mb() or 0, 1), "peak_rss_after_load_mb": round(peak_rss_mb(), 1)}
-    qs = [q for q in load_questions(a["questions"]) if q["type"] in ("factoid", "which")][: a.get("n_answers", 3)]
+    out: dict = {
+        "warm_up_s": round(time.perf_counter() - t0, 1),
+        "llm": engine.llm.name,
+        "device": engine.llm.device,
+        "rss_after_load_mb": round(_rss_now_mb() or 0, 1),
+        "peak_rss_after_load_mb": round(peak_rss_mb(), 1),
+    }
+    qs = [q for q in load_questions(a["questions"]) if q["type"] in ("factoid", "which")][
+        : a.get("n_answers", 3)
+    ]
 
     # 3. generation: engine stream vs bare generate, same prompt (the engine's own sources prompt)
     gen = []
@@ -263,26 +302,54 @@ def w_serve(a: dict) -> dict:
             text = engine.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
             st = engine.llm.stats
             bare = _bare_generate(engine.llm, msgs, s.max_new_tokens)
-        gen.append({"id": q["id"], "bare": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in bare.items()},
-                    "engine": {"prompt_tokens": st.prompt_tokens, "new_tokens": st.new_tokens,
-                               "first_token_s": round(st.first_token_s, 3), "total_s": round(st.total_s, 3),
-                               "tokens_per_s": round(st.tokens_per_s, 3)}, "chars": len(text)})
+        gen.append(
+            {
+                "id": q["id"],
+                "bare": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in bare.items()},
+                "engine": {
+                    "prompt_tokens": st.prompt_tokens,
+                    "new_tokens": st.new_tokens,
+                    "first_token_s": round(st.first_token_s, 3),
+                    "total_s": round(st.total_s, 3),
+                    "tokens_per_s": round(st.tokens_per_s, 3),
+                },
+                "chars": len(text),
+            }
+        )
+
     def mean(xs):
         xs = [x for x in xs if x]
         return sum(xs) / len(xs) if xs else None
-    e_ft, b_ft = mean(g["engine"]["first_token_s"] for g in gen), mean(g["bare"]["first_token_s"] for g in gen)
-    e_tps, b_tps = mean(g["engine"]["tokens_per_s"] for g in gen), mean(g["bare"]["tokens_per_s"] for g in gen)
-    out["generation"] = {"per_prompt": gen, "engine_first_token_s": e_ft, "bare_first_token_s": b_ft,
-                         "engine_tokens_per_s": e_tps, "bare_tokens_per_s": b_tps,
-                         "ratio_first_token": ratio(e_ft, b_ft), "ratio_tokens_per_s": ratio(e_tps, b_tps)}
+
+    e_ft, b_ft = (
+        mean(g["engine"]["first_token_s"] for g in gen),
+        mean(g["bare"]["first_token_s"] for g in gen),
+    )
+    e_tps, b_tps = (
+        mean(g["engine"]["tokens_per_s"] for g in gen),
+        mean(g["bare"]["tokens_per_s"] for g in gen),
+    )
+    out["generation"] = {
+        "per_prompt": gen,
+        "engine_first_token_s": e_ft,
+        "bare_first_token_s": b_ft,
+        "engine_tokens_per_s": e_tps,
+        "bare_tokens_per_s": b_tps,
+        "ratio_first_token": ratio(e_ft, b_ft),
+        "ratio_tokens_per_s": ratio(e_tps, b_tps),
+    }
 
     # 4. end-to-end: Engine.ask vs the llama-index default query engine (same embedder, same LLM object)
     def ask_engine(q):
         t = time.perf_counter()
         ans = engine.ask(q["question"])
-        return {"id": q["id"], "total_s": round(time.perf_counter() - t, 3), "refused": ans.refused,
-                "new_tokens": 0 if ans.refused else engine.llm.stats.new_tokens,
-                "timings": {k: round(v, 3) for k, v in ans.timings.items()}}
+        return {
+            "id": q["id"],
+            "total_s": round(time.perf_counter() - t, 3),
+            "refused": ans.refused,
+            "new_tokens": 0 if ans.refused else engine.llm.stats.new_tokens,
+            "timings": {k: round(v, 3) for k, v in ans.timings.items()},
+        }
 
     e2e = {qs[0]["id"]: ask_engine(qs[0])}  # before the baseline exists: serving RSS is the engine's alone
     out["serving_peak_rss_mb"] = round(peak_rss_mb(), 1)
@@ -302,8 +369,12 @@ def w_serve(a: dict) -> dict:
         r = bl.query(q["question"])
         dt = time.perf_counter() - t
         text = str(r.response or "")
-        return {"id": q["id"], "total_s": round(dt, 3), "chars": len(text),
-                "new_tokens": len(engine.llm.tokenizer(text, add_special_tokens=False)["input_ids"])}
+        return {
+            "id": q["id"],
+            "total_s": round(dt, 3),
+            "chars": len(text),
+            "new_tokens": len(engine.llm.tokenizer(text, add_special_tokens=False)["input_ids"]),
+        }
 
     for i, q in enumerate(qs):  # interleaved, alternating who goes first
         steps = [("e", ask_engine), ("b", ask_base)] if i % 2 else [("b", ask_base), ("e", ask_engine)]
@@ -314,10 +385,15 @@ def w_serve(a: dict) -> dict:
                 e2e[q["id"]] = fn(q)
     e2e, base = list(e2e.values()), list(base.values())
     e_tot, b_tot = mean(x["total_s"] for x in e2e), mean(x["total_s"] for x in base)
-    out["end_to_end"] = {"engine": e2e, "baseline": base, "engine_mean_s": e_tot, "baseline_mean_s": b_tot,
-                         "ratio": ratio(e_tot, b_tot),
-                         "engine_mean_new_tokens": mean(x.get("new_tokens") for x in e2e),
-                         "baseline_mean_new_tokens": mean(x.get("new_tokens") for x in base)}
+    out["end_to_end"] = {
+        "engine": e2e,
+        "baseline": base,
+        "engine_mean_s": e_tot,
+        "baseline_mean_s": b_tot,
+        "ratio": ratio(e_tot, b_tot),
+        "engine_mean_new_tokens": mean(x.get("new_tokens") for x in e2e),
+        "baseline_mean_new_tokens": mean(x.get("new_tokens") for x in base),
+    }
     out["peak_rss_with_baseline_mb"] = round(peak_rss_mb(), 1)
     return out
 
@@ -330,8 +406,11 @@ def w_ingest_server(a: dict) -> dict:
     path.mkdir(parents=True)
     chroma = Path(sys.executable).parent / "chroma"
     log = open(path.parent / f"chroma-server-{port}.log", "w")
-    proc = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         import chromadb
 
@@ -342,7 +421,7 @@ def w_ingest_server(a: dict) -> dict:
                 break
             except Exception:
                 if time.time() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"chroma server did not start on port {port}")
+                    raise RuntimeError(f"chroma server did not start on port {port}") from None
                 time.sleep(0.5)
         a = dict(a, settings=dict(a["settings"], chroma_url=f"http://127.0.0.1:{port}"))
         res = w_ingest(a)
@@ -368,8 +447,13 @@ def _proc_hwm_mb(pid: int) -> float | None:
     return None
 
 
-WORKERS = {"raw_encode": w_raw_encode, "ingest": w_ingest, "retrieval": w_retrieval, "serve": w_serve,
-           "ingest_server": w_ingest_server}
+WORKERS = {
+    "raw_encode": w_raw_encode,
+    "ingest": w_ingest,
+    "retrieval": w_retrieval,
+    "serve": w_serve,
+    "ingest_server": w_ingest_server,
+}
 
 
 if __name__ == "__main__":

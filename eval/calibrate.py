@@ -7,20 +7,44 @@ deep) for the same query the engine used. `fuse` replays the engine's weighted r
 `replication_check` reports how often the replay reproduces the engine's own ranking (it must be ~1.0
 for the grid to mean anything).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 from eval import metrics as M
 from eval.metrics import gold_ranks, hit_at_k, ndcg_at_k, reciprocal_rank
 
-SWEEP = [0.0, 0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.35, 0.4, 0.45, 0.5]  # refusal thresholds swept in the report
+SWEEP = [
+    0.0,
+    0.05,
+    0.1,
+    0.125,
+    0.15,
+    0.175,
+    0.2,
+    0.225,
+    0.25,
+    0.275,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+]  # refusal thresholds swept in the report
 ENGINE_MODES = ("hybrid", "dense", "bm25")
 
 
-def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, mode: str = "hybrid",
-                named_boost: float = 0.0, bm25_weight_plain: float | None = None) -> dict[str, float]:
+def fuse_scores(
+    sides: dict,
+    dense_weight: float,
+    bm25_weight: float,
+    rrf_k: int,
+    mode: str = "hybrid",
+    named_boost: float = 0.0,
+    bm25_weight_plain: float | None = None,
+) -> dict[str, float]:
     """Fused score per paper as Retriever.retrieve computes it. `named_boost` adds
     `named_boost * share / (rrf_k + 1)` for the share of the query's named terms a paper mentions
     (`sides["named_share"]`, dumped by the runner), as rag/retrieve.py does outside dense mode."""
@@ -43,8 +67,15 @@ def fuse_scores(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int
     return scores
 
 
-def fuse(sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, mode: str = "hybrid",
-         named_boost: float = 0.0, bm25_weight_plain: float | None = None) -> list[str]:
+def fuse(
+    sides: dict,
+    dense_weight: float,
+    bm25_weight: float,
+    rrf_k: int,
+    mode: str = "hybrid",
+    named_boost: float = 0.0,
+    bm25_weight_plain: float | None = None,
+) -> list[str]:
     """Paper ids best first (ties: first seen; the engine may order exact ties differently)."""
     scores = fuse_scores(sides, dense_weight, bm25_weight, rrf_k, mode, named_boost, bm25_weight_plain)
     return sorted(scores, key=lambda p: -scores[p])
@@ -54,15 +85,24 @@ def _papers(ids: Sequence[str]) -> list[dict]:
     return [{"paper_id": i} for i in ids]
 
 
-def evaluate_fusion(rows: Sequence[dict], gold_of, dense_weight: float, bm25_weight: float, rrf_k: int,
-                    mode: str = "hybrid", named_boost: float = 0.0) -> dict:
+def evaluate_fusion(
+    rows: Sequence[dict],
+    gold_of,
+    dense_weight: float,
+    bm25_weight: float,
+    rrf_k: int,
+    mode: str = "hybrid",
+    named_boost: float = 0.0,
+) -> dict:
     """Mean hit@1/hit@5/MRR/nDCG@10 over answerable rows with dumped sides. `gold_of(row)` -> gold keys."""
     h1 = h5 = rr = nd = 0.0
     n = 0
     for r in rows:
         if not r.get("answerable") or not r.get("sides"):
             continue
-        ranks = gold_ranks(_papers(fuse(r["sides"], dense_weight, bm25_weight, rrf_k, mode, named_boost)), gold_of(r))
+        ranks = gold_ranks(
+            _papers(fuse(r["sides"], dense_weight, bm25_weight, rrf_k, mode, named_boost)), gold_of(r)
+        )
         h1 += hit_at_k(ranks, 1)
         h5 += hit_at_k(ranks, 5)
         rr += reciprocal_rank(ranks)
@@ -70,14 +110,33 @@ def evaluate_fusion(rows: Sequence[dict], gold_of, dense_weight: float, bm25_wei
         n += 1
     if not n:
         return {"n": 0}
-    return {"dense_weight": dense_weight, "bm25_weight": bm25_weight, "rrf_k": rrf_k, "named_boost": named_boost,
-            "hit_at_1": h1 / n, "hit_at_5": h5 / n, "mrr": rr / n, "ndcg_at_10": nd / n, "n": n}
+    return {
+        "dense_weight": dense_weight,
+        "bm25_weight": bm25_weight,
+        "rrf_k": rrf_k,
+        "named_boost": named_boost,
+        "hit_at_1": h1 / n,
+        "hit_at_5": h5 / n,
+        "mrr": rr / n,
+        "ndcg_at_10": nd / n,
+        "n": n,
+    }
 
 
-def fusion_grid(rows: Sequence[dict], gold_of, bm25_weights=(0.0, 0.3, 0.6, 1.0, 1.5, 2.5),
-                rrf_ks=(5, 20, 60), dense_weight: float = 1.0, named_boosts=(0.0,)) -> list[dict]:
-    out = [evaluate_fusion(rows, gold_of, dense_weight, w, k, named_boost=b)
-           for w in bm25_weights for k in rrf_ks for b in named_boosts]
+def fusion_grid(
+    rows: Sequence[dict],
+    gold_of,
+    bm25_weights=(0.0, 0.3, 0.6, 1.0, 1.5, 2.5),
+    rrf_ks=(5, 20, 60),
+    dense_weight: float = 1.0,
+    named_boosts=(0.0,),
+) -> list[dict]:
+    out = [
+        evaluate_fusion(rows, gold_of, dense_weight, w, k, named_boost=b)
+        for w in bm25_weights
+        for k in rrf_ks
+        for b in named_boosts
+    ]
     return sorted([g for g in out if g.get("n")], key=lambda g: (-g["mrr"], -g["hit_at_5"]))
 
 
@@ -88,8 +147,14 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
     for r in rows:
         if r.get("mode") != "hybrid" or not r.get("sides") or not r.get("ranked"):
             continue
-        sc = fuse_scores(r["sides"], settings.dense_weight, settings.bm25_weight, settings.rrf_k,
-                         named_boost=settings.named_boost, bm25_weight_plain=settings.bm25_weight_plain)
+        sc = fuse_scores(
+            r["sides"],
+            settings.dense_weight,
+            settings.bm25_weight,
+            settings.rrf_k,
+            named_boost=settings.named_boost,
+            bm25_weight_plain=settings.bm25_weight_plain,
+        )
         ranked = r["ranked"][:depth]
         ok = all(abs(sc.get(p["paper_id"], -1.0) - p["score"]) < 1e-5 for p in ranked)
         top = sorted(sc.values(), reverse=True)[: len(ranked)]
@@ -120,7 +185,9 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     dense = group_by_paper(engine.index.dense(vec, s.candidates))
     bm25 = group_by_paper(engine.retriever.bm25().search(query))
     sides = {
-        "dense": [[pid, round(cs[0][1], 5)] for pid, (_, cs) in sorted(dense.items(), key=lambda kv: kv[1][0])],
+        "dense": [
+            [pid, round(cs[0][1], 5)] for pid, (_, cs) in sorted(dense.items(), key=lambda kv: kv[1][0])
+        ],
         "bm25": [[pid, round(cs[0][1], 4)] for pid, (_, cs) in sorted(bm25.items(), key=lambda kv: kv[1][0])],
     }
     feats = {
@@ -144,7 +211,9 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     else:
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
     # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
-    sides["named_share"] = named_shares(engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]})
+    sides["named_share"] = named_shares(
+        engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]}
+    )
     return feats, sides
 
 
@@ -169,8 +238,12 @@ def draft_refusal_sweep(rows: Sequence[dict], which: bool, thresholds: Sequence[
     """The second refusal rule (rag/answer.py): a draft with no supported sentence is refused when
     answerability < threshold (`which_fallback_min` for "which paper" questions, else
     `fallback_min_answerability`). Rates are over all answer rows, like the first rule's."""
-    return M.refusal_sweep(rows, thresholds, key="answerability",
-                           only=lambda r: bool(r.get("unsupported_draft")) and bool(r["features"].get("asks_which")) == which)
+    return M.refusal_sweep(
+        rows,
+        thresholds,
+        key="answerability",
+        only=lambda r: bool(r.get("unsupported_draft")) and bool(r["features"].get("asks_which")) == which,
+    )
 
 
 def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
@@ -178,20 +251,44 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
     base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
     gold_of = lambda r: [frozenset(k) for k in r["gold_keys"]]  # noqa: E731
     answers = [r for r in base if r.get("task") == "answer"]  # summaries refuse on another signal
-    feats = [k for k in ("refusal", "answerability", "relevance") if any(k in r.get("features", {}) for r in answers)]
+    feats = [
+        k
+        for k in ("refusal", "answerability", "relevance")
+        if any(k in r.get("features", {}) for r in answers)
+    ]
     boost = getattr(s, "named_boost", 0.0)
     return {
-        "refusal_signal": next((r["features"].get("refusal_signal") for r in answers if r.get("features")), None),
-        "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats} if answers else {},
+        "refusal_signal": next(
+            (r["features"].get("refusal_signal") for r in answers if r.get("features")), None
+        ),
+        "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats}
+        if answers
+        else {},
         "refusal_auc": {k: M.refusal_auc(answers, key=k) for k in feats} if answers else {},
         # refusals added after an unsupported draft, on top of the first rule (rows that reached it)
-        "draft_refusal_sweeps": {"which": draft_refusal_sweep(answers, True), "other": draft_refusal_sweep(answers, False)}
-        if any("unsupported_draft" in r for r in answers) else {},
-        "fusion_grid": fusion_grid(base, gold_of, named_boosts=(0.0, 1.0, 2.0) if boost or any(
-            r.get("sides", {}).get("named_share") for r in base) else (0.0,))[:15] if base else [],
+        "draft_refusal_sweeps": {
+            "which": draft_refusal_sweep(answers, True),
+            "other": draft_refusal_sweep(answers, False),
+        }
+        if any("unsupported_draft" in r for r in answers)
+        else {},
+        "fusion_grid": fusion_grid(
+            base,
+            gold_of,
+            named_boosts=(0.0, 1.0, 2.0)
+            if boost or any(r.get("sides", {}).get("named_share") for r in base)
+            else (0.0,),
+        )[:15]
+        if base
+        else [],
         "fusion_replication": replication_check(hybrid, s, depth),
-        "current": {"dense_weight": s.dense_weight, "bm25_weight": s.bm25_weight, "rrf_k": s.rrf_k,
-                    "named_boost": boost, "refuse_threshold": s.refuse_threshold,
-                    "fallback_min_answerability": getattr(s, "fallback_min_answerability", None),
-                    "which_fallback_min": getattr(s, "which_fallback_min", None)},
+        "current": {
+            "dense_weight": s.dense_weight,
+            "bm25_weight": s.bm25_weight,
+            "rrf_k": s.rrf_k,
+            "named_boost": boost,
+            "refuse_threshold": s.refuse_threshold,
+            "fallback_min_answerability": getattr(s, "fallback_min_answerability", None),
+            "which_fallback_min": getattr(s, "which_fallback_min", None),
+        },
     }

@@ -7,14 +7,15 @@ Conventions
 - A *paper* (retrieved or cited) is a dict with `paper_id`, `source_file`, `index`.
 - Ranks are 1-based; `None` means "not retrieved within the depth looked at".
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 # NLTK's English list (the one llama-index bundles), inlined: importing llama-index costs ~5 s.
 STOPWORDS = frozenset(
@@ -242,8 +243,12 @@ def score_row(row: dict, gold: Sequence[frozenset[str]], depth: int = 20) -> dic
             sc["cit_recall"] = 0.0 if refused else citation_recall(row.get("cited", []), gold)
             fr = fact_recall(row.get("facts", []), "" if refused else row.get("answer", ""))
             sc["fact_recall"] = fr
-            sc["facts_found"] = [fact_found(f, "" if refused else row.get("answer", "")) for f in row.get("facts", [])]
-        sc["supported"] = None if refused else supported_share(row.get("sentences", []), row.get("fallback", False))
+            sc["facts_found"] = [
+                fact_found(f, "" if refused else row.get("answer", "")) for f in row.get("facts", [])
+            ]
+        sc["supported"] = (
+            None if refused else supported_share(row.get("sentences", []), row.get("fallback", False))
+        )
         if row.get("sentences") is not None and not refused:
             sc["supported_shown"] = [bool(s.get("supported")) for s in row["sentences"]]
     return sc
@@ -264,16 +269,22 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
     def avg(key, rs=ret_rows):
         return _mean(r["scores"].get(key) for r in rs)
 
-    curve = [_mean(r["scores"]["recall_at_k"][k] for r in ret_rows if len(r["scores"]["recall_at_k"]) > k)
-             for k in range(depth)]
+    curve = [
+        _mean(r["scores"]["recall_at_k"][k] for r in ret_rows if len(r["scores"]["recall_at_k"]) > k)
+        for k in range(depth)
+    ]
     rep: dict = {
         "n": len(rows),
         "retrieval": {
-            "hit_at_1": avg("hit_at_1"), "hit_at_5": avg("hit_at_5"), "hit_at_10": avg("hit_at_10"),
-            "mrr": avg("rr"), "ndcg_at_10": avg("ndcg_at_10"),
+            "hit_at_1": avg("hit_at_1"),
+            "hit_at_5": avg("hit_at_5"),
+            "hit_at_10": avg("hit_at_10"),
+            "mrr": avg("rr"),
+            "ndcg_at_10": avg("ndcg_at_10"),
             "recall_at_5": curve[4] if depth >= 5 else None,
             "recall_at_10": curve[9] if depth >= 10 else None,
-            "recall_at_k": curve, "n": len(ret_rows),
+            "recall_at_k": curve,
+            "n": len(ret_rows),
         },
     }
     gen_ans = [r for r in ans if r.get("generated")]
@@ -288,11 +299,15 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
         "fallback_rate": _mean(float(bool(r.get("fallback"))) for r in answered) if answered else None,
         "n": len(gen_ans),
     }
-    rep["answers"] = {"fact_recall": avg("fact_recall", gen_ans), "n": len([r for r in gen_ans if r.get("facts")])}
+    rep["answers"] = {
+        "fact_recall": avg("fact_recall", gen_ans),
+        "n": len([r for r in gen_ans if r.get("facts")]),
+    }
     rep["unanswerable"] = {
         "refusal_rate": _mean(float(bool(r.get("refused"))) for r in una) if una else None,
         "refusal_or_abstain_rate": _mean(float(bool(r.get("refused") or r.get("abstained"))) for r in una)
-        if una and gen else None,
+        if una and gen
+        else None,
         "n": len(una),
     }
     rep["answerable"] = {
@@ -305,9 +320,13 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
     ftok = [r["timings"].get("first_token_s") for r in rows if r.get("timings", {}).get("first_token_s")]
     tps = [r["timings"].get("tokens_per_s") for r in rows if r.get("timings", {}).get("tokens_per_s")]
     rep["latency"] = {
-        "p50_s": percentile(tot, 50), "p95_s": percentile(tot, 95), "mean_s": _mean(tot),
-        "retrieve_p50_s": percentile(ret, 50), "retrieve_p95_s": percentile(ret, 95),
-        "generate_p50_s": percentile(gen_t, 50), "first_token_p50_s": percentile(ftok, 50),
+        "p50_s": percentile(tot, 50),
+        "p95_s": percentile(tot, 95),
+        "mean_s": _mean(tot),
+        "retrieve_p50_s": percentile(ret, 50),
+        "retrieve_p95_s": percentile(ret, 95),
+        "generate_p50_s": percentile(gen_t, 50),
+        "first_token_p50_s": percentile(ftok, 50),
         "tokens_per_s_p50": percentile(tps, 50),
     }
     return rep
@@ -328,8 +347,9 @@ def build_report(rows: Sequence[dict], depth: int = 20) -> dict:
     return rep
 
 
-def refusal_sweep(rows: Sequence[dict], thresholds: Sequence[float] | None = None, key: str = "relevance",
-                  only=None) -> list[dict]:
+def refusal_sweep(
+    rows: Sequence[dict], thresholds: Sequence[float] | None = None, key: str = "relevance", only=None
+) -> list[dict]:
     """Refusal trade-off if the engine refused below each threshold of `features[key]`. `only(row)`:
     the rule applies to these rows; the others stay in the rates as not refused."""
     thresholds = thresholds or [round(0.20 + 0.025 * i, 3) for i in range(17)]
@@ -339,19 +359,27 @@ def refusal_sweep(rows: Sequence[dict], thresholds: Sequence[float] | None = Non
     ans = [value(r) for r in scored if r.get("answerable")]
     out = []
     for t in thresholds:
-        out.append({
-            "threshold": t,
-            "refusal_rate": (sum(x < t for x in una) / len(una)) if una else None,
-            "false_refusal_rate": (sum(x < t for x in ans) / len(ans)) if ans else None,
-        })
+        out.append(
+            {
+                "threshold": t,
+                "refusal_rate": (sum(x < t for x in una) / len(una)) if una else None,
+                "false_refusal_rate": (sum(x < t for x in ans) / len(ans)) if ans else None,
+            }
+        )
     return out
 
 
 def refusal_auc(rows: Sequence[dict], key: str = "relevance") -> float | None:
     """Probability that a random unanswerable question scores below a random answerable one on
     `features[key]` (ties count half): 1.0 = a threshold separates them perfectly, 0.5 = chance."""
-    una = [r["features"][key] for r in rows if not r.get("answerable") and r.get("features", {}).get(key) is not None]
-    ans = [r["features"][key] for r in rows if r.get("answerable") and r.get("features", {}).get(key) is not None]
+    una = [
+        r["features"][key]
+        for r in rows
+        if not r.get("answerable") and r.get("features", {}).get(key) is not None
+    ]
+    ans = [
+        r["features"][key] for r in rows if r.get("answerable") and r.get("features", {}).get(key) is not None
+    ]
     if not una or not ans:
         return None
     wins = sum((u < a) + 0.5 * (u == a) for u in una for a in ans)

@@ -4,17 +4,17 @@ score them and write report.json, report.md, rows.jsonl and PNG plots.
 Entry point for the CLI: `eval.run.main(questions, corpus, out, compare, limit, settings, ...)`.
 Also runnable without the CLI: `python -m eval.run --help`.
 """
+
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 import traceback
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Sequence
 
 from tqdm import tqdm
 
@@ -30,8 +30,12 @@ DEFAULT_DEPTH = 20
 # ------------------------------------------------------------------ inputs
 
 
-def load_questions(path: Path | str, limit: int | None = None, types: Sequence[str] | None = None,
-                   ids: Sequence[str] | None = None) -> list[dict]:
+def load_questions(
+    path: Path | str,
+    limit: int | None = None,
+    types: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None,
+) -> list[dict]:
     qs = []
     if not Path(path).is_file():
         raise UserError(f"{path}: question file not found (default: eval/questions.jsonl).")
@@ -70,7 +74,9 @@ def stratified(qs: list[dict], n: int) -> list[dict]:
 def parse_compare(compare: str | Sequence[str] | None, default_mode: str) -> list[str]:
     if not compare:
         return [default_mode]
-    items = compare.split(",") if isinstance(compare, str) else [x for c in compare for x in str(c).split(",")]
+    items = (
+        compare.split(",") if isinstance(compare, str) else [x for c in compare for x in str(c).split(",")]
+    )
     out = []
     for c in (x.strip().lower() for x in items):
         if not c:
@@ -108,7 +114,9 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
     from rag.models import get_embedder
 
     dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings)}"
-    s = settings.model_copy(update={"data_dir": dd, "chroma_url": None if not data_dir else settings.chroma_url})
+    s = settings.model_copy(
+        update={"data_dir": dd, "chroma_url": None if not data_dir else settings.chroma_url}
+    )
     papers = [p for f in files for p in read_file(f)]
     rep = Index(s).ingest(papers, get_embedder(s), progress=progress)
     return s, papers, rep
@@ -118,7 +126,12 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
 
 
 def _pd(paper, score: float | None = None) -> dict:
-    d = {"paper_id": paper.paper_id, "source_file": paper.source_file, "index": paper.index, "title": paper.title}
+    d = {
+        "paper_id": paper.paper_id,
+        "source_file": paper.source_file,
+        "index": paper.index,
+        "title": paper.title,
+    }
     if score is not None:
         d["score"] = round(float(score), 6)
     return d
@@ -139,9 +152,16 @@ def retrieval_query(q: dict) -> str:
 
 def base_row(q: dict, config: str, gold: list, task: str) -> dict:
     return {
-        "id": q["id"], "type": q["type"], "config": config, "task": task, "question": q["question"],
-        "history": q.get("history", []), "gold": q.get("gold", []), "gold_keys": [sorted(g) for g in gold],
-        "answerable": bool(gold), "facts": q.get("answer_facts", []),
+        "id": q["id"],
+        "type": q["type"],
+        "config": config,
+        "task": task,
+        "question": q["question"],
+        "history": q.get("history", []),
+        "gold": q.get("gold", []),
+        "gold_keys": [sorted(g) for g in gold],
+        "answerable": bool(gold),
+        "facts": q.get("answer_facts", []),
     }
 
 
@@ -162,9 +182,12 @@ def ask_streaming(engine, question: str, history: list[dict], **kw):
             times.append(time.perf_counter() - t0)
     if ans is None:
         raise RuntimeError("engine produced no answer")
-    stream = {"deltas": len(raw), "first_delta_s": round(times[0], 3) if times else None,
-              "last_delta_s": round(times[-1], 3) if times else None,
-              "max_gap_s": round(max((b - a for a, b in zip(times, times[1:])), default=0.0), 3)}
+    stream = {
+        "deltas": len(raw),
+        "first_delta_s": round(times[0], 3) if times else None,
+        "last_delta_s": round(times[-1], 3) if times else None,
+        "max_gap_s": round(max((b - a for a, b in zip(times, times[1:])), default=0.0), 3),
+    }
     return ans, "".join(raw), stream
 
 
@@ -173,20 +196,36 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
     row = base_row(q, mode, gold, task)
     row["mode"] = mode
     if generate:
-        ans, raw, stream = ask_streaming(engine, q["question"], history_msgs(q), top_k=top_k, mode=mode, task=task)
+        ans, raw, stream = ask_streaming(
+            engine, q["question"], history_msgs(q), top_k=top_k, mode=mode, task=task
+        )
         standalone = ans.standalone_question or q["question"]
         row.update(
-            raw_answer=raw, stream=stream,
-            generated=True, standalone=standalone, answer=ans.answer, refused=ans.refused,
-            abstained=(not ans.refused) and M.abstains(ans.answer), fallback=ans.fallback,
+            raw_answer=raw,
+            stream=stream,
+            generated=True,
+            standalone=standalone,
+            answer=ans.answer,
+            refused=ans.refused,
+            abstained=(not ans.refused) and M.abstains(ans.answer),
+            fallback=ans.fallback,
             refusal_reason=ans.refusal_reason,
             # the generated draft had no supported sentence (then: extractive fallback or refusal)
             unsupported_draft=ans.fallback or (ans.refused and ans.timings.get("generate_s", 0.0) > 0),
             retrieved=[_pd(h.paper, h.score) for h in ans.retrieved],
-            cited=[{k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
-                   for c in ans.citations],
-            sentences=[{"text": x.text, "citations": x.citations, "supported": x.supported,
-                        "support_score": x.support_score} for x in ans.sentences],
+            cited=[
+                {k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
+                for c in ans.citations
+            ],
+            sentences=[
+                {
+                    "text": x.text,
+                    "citations": x.citations,
+                    "supported": x.supported,
+                    "support_score": x.support_score,
+                }
+                for x in ans.sentences
+            ],
             timings={k: round(float(v), 4) for k, v in ans.timings.items() if v is not None},
         )
         t0 = time.perf_counter()
@@ -196,7 +235,9 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
         standalone = retrieval_query(q)
         t0 = time.perf_counter()
         deep = engine.retriever.retrieve(standalone, depth, mode)
-        row.update(generated=False, standalone=standalone, timings={"retrieve_s": round(time.perf_counter() - t0, 4)})
+        row.update(
+            generated=False, standalone=standalone, timings={"retrieve_s": round(time.perf_counter() - t0, 4)}
+        )
         row["retrieved"] = [_pd(h.paper, h.score) for h in deep[:top_k]]
     row["ranked"] = [_pd(h.paper, h.score) for h in deep]
     feats, sides = features(engine, standalone, deep, top_k, task)
@@ -210,11 +251,23 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
 # ------------------------------------------------------------------ main
 
 
-def main(questions: Path | str, corpus: str | Path | None = "seeds", out: Path | str = "eval/out",
-         compare: str | Sequence[str] | None = None, limit: int | None = None, settings=None, *,
-         data_dir: Path | str | None = None, retrieval_only: bool = False, types: Sequence[str] | None = None,
-         depth: int = DEFAULT_DEPTH, progress: bool = True, plots: bool = True,
-         ids: Sequence[str] | None = None, llm=None) -> dict:
+def main(
+    questions: Path | str,
+    corpus: str | Path | None = "seeds",
+    out: Path | str = "eval/out",
+    compare: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    settings=None,
+    *,
+    data_dir: Path | str | None = None,
+    retrieval_only: bool = False,
+    types: Sequence[str] | None = None,
+    depth: int = DEFAULT_DEPTH,
+    progress: bool = True,
+    plots: bool = True,
+    ids: Sequence[str] | None = None,
+    llm=None,
+) -> dict:
     """Run the eval and write OUT/report.json, report.md, rows.jsonl and *.png. Returns the report dict.
 
     questions: JSONL dev set; corpus: "seeds" (default) or a file/folder (e.g. the full 11,672 JSONL);
@@ -236,7 +289,9 @@ def main(questions: Path | str, corpus: str | Path | None = "seeds", out: Path |
     configs = parse_compare(compare, settings.mode)
     id_map = M.load_id_map(SEEDS_DIR / "metadata.jsonl")
     files = corpus_files(corpus)
-    s, papers, ingest_rep = prepare_index(settings, files, out, Path(data_dir) if data_dir else None, progress)
+    s, papers, ingest_rep = prepare_index(
+        settings, files, out, Path(data_dir) if data_dir else None, progress
+    )
     engine = Engine(s, llm=llm)
     top_k = s.top_k
     golds = {q["id"]: M.resolve_gold(q["gold"], id_map) for q in qs}
@@ -274,8 +329,21 @@ def main(questions: Path | str, corpus: str | Path | None = "seeds", out: Path |
         reports[config] = M.build_report([r for r in rows if r["config"] == config], depth)
     primary = configs[0]
     report = dict(reports[primary])
-    report["config"] = config_section(engine, s, configs, primary, files, papers, ingest_rep, retrieval_only,
-                                      depth, baseline, len(qs), wall, questions)
+    report["config"] = config_section(
+        engine,
+        s,
+        configs,
+        primary,
+        files,
+        papers,
+        ingest_rep,
+        retrieval_only,
+        depth,
+        baseline,
+        len(qs),
+        wall,
+        questions,
+    )
     report["config"]["warm_up_s"] = warm_s
     if len(configs) > 1:
         report["compare"] = reports
@@ -287,27 +355,63 @@ def main(questions: Path | str, corpus: str | Path | None = "seeds", out: Path |
     return report
 
 
-def config_section(engine, s, configs, primary, files, papers, ingest_rep, retrieval_only, depth, baseline,
-                   n_questions, wall, questions) -> dict:
+def config_section(
+    engine,
+    s,
+    configs,
+    primary,
+    files,
+    papers,
+    ingest_rep,
+    retrieval_only,
+    depth,
+    baseline,
+    n_questions,
+    wall,
+    questions,
+) -> dict:
     llm = None if retrieval_only else (engine._llm.name if engine._llm else s.llm)
     return {
         "primary": primary,
         "configs": configs,
         "retrieval_only": retrieval_only,
-        "models": {"embedder": engine.embedder.name, "llm": llm, "int8": s.int8,
-                   "baseline": baseline.describe() if baseline else None},
+        "models": {
+            "embedder": engine.embedder.name,
+            "llm": llm,
+            "int8": s.int8,
+            "baseline": baseline.describe() if baseline else None,
+        },
         "top_k": s.top_k,
         "retrieval_mode": primary if primary in ENGINE_MODES else "baseline",
         "depth": depth,
-        "corpus": {"files": [str(f) for f in files], "papers": len(papers), "indexed_papers": engine.index.paper_count(),
-                   "chunks": engine.index.count(), "ingest": ingest_rep.to_json()},
+        "corpus": {
+            "files": [str(f) for f in files],
+            "papers": len(papers),
+            "indexed_papers": engine.index.paper_count(),
+            "chunks": engine.index.count(),
+            "ingest": ingest_rep.to_json(),
+        },
         "data_dir": str(s.data_dir),
-        "settings": {k: getattr(s, k) for k in ("candidates", "dense_weight", "bm25_weight", "rrf_k", "context_papers",
-                                                "full_abstracts", "max_new_tokens", "support_threshold",
-                                                "refuse_threshold", "chunk_size", "chunk_overlap", "threads")},
+        "settings": {
+            k: getattr(s, k)
+            for k in (
+                "candidates",
+                "dense_weight",
+                "bm25_weight",
+                "rrf_k",
+                "context_papers",
+                "full_abstracts",
+                "max_new_tokens",
+                "support_threshold",
+                "refuse_threshold",
+                "chunk_size",
+                "chunk_overlap",
+                "threads",
+            )
+        },
         "questions": {"file": str(questions), "n": n_questions},
         "wall_s": round(wall, 1),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 
@@ -332,9 +436,20 @@ def cli(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-plots", action="store_true")
     a = ap.parse_args(argv)
     flags = {k: v for k, v in {"top_k": a.top_k, "mode": a.mode, "llm": a.llm}.items() if v is not None}
-    rep = main(a.questions, a.corpus, a.out, a.compare, a.limit, Settings(**flags), data_dir=a.data_dir,
-               retrieval_only=a.retrieval_only, types=a.types.split(",") if a.types else None, depth=a.depth,
-               plots=not a.no_plots, ids=a.ids.split(",") if a.ids else None)
+    rep = main(
+        a.questions,
+        a.corpus,
+        a.out,
+        a.compare,
+        a.limit,
+        Settings(**flags),
+        data_dir=a.data_dir,
+        retrieval_only=a.retrieval_only,
+        types=a.types.split(",") if a.types else None,
+        depth=a.depth,
+        plots=not a.no_plots,
+        ids=a.ids.split(",") if a.ids else None,
+    )
     from eval.report import headline
 
     print(headline(rep))

@@ -2,11 +2,12 @@
 
 UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code path.
 """
+
 from __future__ import annotations
 
 import re
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from rag import prompts
 from rag.cite import Judge, bind, extractive
@@ -18,9 +19,10 @@ from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit
 
-
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
-_INTRODUCES = re.compile(r"\b(?:introduce|propose|present)s?\s+(?:\w+\s+){0,1}?([A-Z][A-Za-z0-9.\-]*[A-Z0-9][A-Za-z0-9.\-]*|[A-Z][a-z]+[A-Z]\w*|[A-Z][a-z]{3,}(?=, an? ))[,(]")
+_INTRODUCES = re.compile(
+    r"\b(?:introduce|propose|present)s?\s+(?:\w+\s+){0,1}?([A-Z][A-Za-z0-9.\-]*[A-Z0-9][A-Za-z0-9.\-]*|[A-Z][a-z]+[A-Z]\w*|[A-Z][a-z]{3,}(?=, an? ))[,(]"
+)
 
 
 def check_question(question: str, settings: Settings) -> str:
@@ -35,7 +37,9 @@ def check_question(question: str, settings: Settings) -> str:
 
 
 def _user_turns(history: list[dict] | None) -> list[str]:
-    return [m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()]
+    return [
+        m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()
+    ]
 
 
 class Engine:
@@ -73,7 +77,7 @@ class Engine:
         """The run command's first start: index the seeds when nothing is indexed yet."""
         return self.ingest(paths) if self.index.count() == 0 else None
 
-    def with_llm(self, name: str) -> "Engine":
+    def with_llm(self, name: str) -> Engine:
         """An engine sharing index, embedder and retriever, with another generator (loaded on demand)."""
         if name == self.llm_profile:
             return self
@@ -105,7 +109,9 @@ class Engine:
 
     def _require_index(self) -> None:
         if self.index.count() == 0:
-            raise UserError("Nothing is indexed yet. Run `rag ingest seeds/` (or `make run`) first, then ask again.")
+            raise UserError(
+                "Nothing is indexed yet. Run `rag ingest seeds/` (or `make run`) first, then ask again."
+            )
 
     # ------------------------------------------------------------ steps
     def condense(self, question: str, history: list[dict] | None) -> str:
@@ -128,27 +134,41 @@ class Engine:
     def sources_prompt(self, question: str, hits: list[Hit]) -> list[dict]:
         blocks = []
         for n, h in enumerate(hits, start=1):
-            text = h.paper.text if n <= self.settings.full_abstracts else " … ".join(
-                c.text for c in sorted(h.chunks[:1], key=lambda c: c.start)
+            text = (
+                h.paper.text
+                if n <= self.settings.full_abstracts
+                else " … ".join(c.text for c in sorted(h.chunks[:1], key=lambda c: c.start))
             )
             title = (h.paper.title or h.paper.label).replace('"', "'")
             blocks.append(prompts.SOURCE_BLOCK.format(n=n, title=title, text=text))
         return [
             {"role": "system", "content": prompts.ANSWER_SYSTEM},
-            {"role": "user", "content": prompts.ANSWER_USER.format(sources="\n\n".join(blocks), question=question)},
+            {
+                "role": "user",
+                "content": prompts.ANSWER_USER.format(sources="\n\n".join(blocks), question=question),
+            },
         ]
 
     def refusal_score(self, question: str, hits: list[Hit]) -> tuple[float, str]:
         """Answerability of the question from these sources; below `refuse_threshold` we refuse."""
-        return answerability(question, hits, self.judge, self.retriever.bm25().idf)  # one freshness check per question
+        return answerability(
+            question, hits, self.judge, self.retriever.bm25().idf
+        )  # one freshness check per question
 
     def focus(self, question: str, hits: list[Hit]) -> set[int]:
         """The sources (1-based) the question is about: the only ones an answer may cite."""
         return focus(question, hits, self.judge, self.settings.focus_ratio, self.settings.focus_broad_ratio)
 
     # ------------------------------------------------------------ public API
-    def stream(self, question: str, history: list[dict] | None = None, *, top_k: int | None = None,
-               mode: Mode | None = None, task: str = "answer") -> Iterator[str | Answer]:
+    def stream(
+        self,
+        question: str,
+        history: list[dict] | None = None,
+        *,
+        top_k: int | None = None,
+        mode: Mode | None = None,
+        task: str = "answer",
+    ) -> Iterator[str | Answer]:
         """Yield raw token deltas while generating, then exactly one verified `Answer`."""
         if task == "summarize":
             from rag.summarize import summarize_stream
@@ -170,9 +190,20 @@ class Engine:
         def refusal() -> Answer:
             timings.setdefault("generate_s", 0.0)
             timings["total_s"] = time.perf_counter() - t0
-            text = prompts.REFUSAL + (f" ({reason}.)" if reason.startswith(("the sources", "no single", "no indexed")) else "")
-            return Answer(question, text, [], [], hits, refused=True, standalone_question=standalone, timings=timings,
-                          refusal_reason=reason)
+            text = prompts.REFUSAL + (
+                f" ({reason}.)" if reason.startswith(("the sources", "no single", "no indexed")) else ""
+            )
+            return Answer(
+                question,
+                text,
+                [],
+                [],
+                hits,
+                refused=True,
+                standalone_question=standalone,
+                timings=timings,
+                refusal_reason=reason,
+            )
 
         if score < s.refuse_threshold:
             yield refusal()
@@ -190,25 +221,39 @@ class Engine:
         timings["first_token_s"] = self.llm.stats.first_token_s
         timings["tokens_per_s"] = self.llm.stats.tokens_per_s
 
-        text, sentences, citations = bind("".join(raw), gen_hits, self.judge, s.support_threshold,
-                                          s.drop_unsupported)
+        text, sentences, citations = bind(
+            "".join(raw), gen_hits, self.judge, s.support_threshold, s.drop_unsupported
+        )
         fallback = False
         if not any(x.supported for x in sentences):
             # The model found nothing in the sources. Quoting the nearest sentences is a fair answer to
             # "how does X work", not to "which paper does X" when no source covers X.
             which = asks_which(standalone)
             if score < (s.which_fallback_min if which else s.fallback_min_answerability):
-                reason = ("no indexed abstract matches what the question describes" if which
-                          else "no generated sentence was supported and the best evidence is weak")
+                reason = (
+                    "no indexed abstract matches what the question describes"
+                    if which
+                    else "no generated sentence was supported and the best evidence is weak"
+                )
                 yield refusal()
                 return
             fallback = True
-            text, sentences, citations = bind(extractive(standalone, gen_hits, self.judge), gen_hits,
-                                              self.judge, 0.0)
+            text, sentences, citations = bind(
+                extractive(standalone, gen_hits, self.judge), gen_hits, self.judge, 0.0
+            )
         timings["verify_s"] = time.perf_counter() - t_gen
         timings["total_s"] = time.perf_counter() - t0
-        yield Answer(question, text, citations, sentences, hits, refused=False,
-                     standalone_question=standalone, fallback=fallback, timings=timings)
+        yield Answer(
+            question,
+            text,
+            citations,
+            sentences,
+            hits,
+            refused=False,
+            standalone_question=standalone,
+            fallback=fallback,
+            timings=timings,
+        )
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
         for item in self.stream(question, history, **kw):

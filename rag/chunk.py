@@ -1,4 +1,5 @@
 """Paper -> chunks with character offsets into the abstract, sized for the embedder's window."""
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,16 @@ def chunk_id(paper_id: str, text: str) -> str:
 
 def content_hash(paper: Paper, *settings) -> str:
     """Changes when anything that shapes the stored chunks or their metadata changes."""
-    payload = [paper.text, paper.title, paper.decision, paper.authors, paper.primary_area,
-               paper.source_file, paper.index, *settings]
+    payload = [
+        paper.text,
+        paper.title,
+        paper.decision,
+        paper.authors,
+        paper.primary_area,
+        paper.source_file,
+        paper.index,
+        *settings,
+    ]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
 

@@ -4,6 +4,7 @@ The judge is model-free apart from the packaged embedder: cosine similarity blen
 overlap of content words, and a hard rule that numbers and named methods in a claim must appear
 in the evidence. Thresholds live in Settings and are calibrated on eval/questions.jsonl.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,27 @@ def stopwords() -> frozenset[str]:
     if _STOP is None:
         from llama_index.core.utils import globals_helper
 
-        extra = {"paper", "papers", "abstract", "abstracts", "propose", "proposes", "proposed", "study",
-                 "work", "method", "approach", "also", "using", "use", "used", "uses", "new", "show", "shows"}
+        extra = {
+            "paper",
+            "papers",
+            "abstract",
+            "abstracts",
+            "propose",
+            "proposes",
+            "proposed",
+            "study",
+            "work",
+            "method",
+            "approach",
+            "also",
+            "using",
+            "use",
+            "used",
+            "uses",
+            "new",
+            "show",
+            "shows",
+        }
         _STOP = frozenset(globals_helper.stopwords) | extra
     return _STOP
 
@@ -87,8 +107,10 @@ def content_words(text: str) -> set[str]:
 def key_terms(text: str) -> set[str]:
     """Numbers and named methods (CamelCase, ALLCAPS, digits inside) that evidence must contain."""
     terms = set(_NUMBER.findall(text))
-    for i, w in enumerate(re.findall(r"[A-Za-z][A-Za-z0-9\-]+", text)):
-        if (sum(ch.isupper() for ch in w) >= 2 or any(ch.isdigit() for ch in w)) and w.lower() not in stopwords():
+    for _i, w in enumerate(re.findall(r"[A-Za-z][A-Za-z0-9\-]+", text)):
+        if (
+            sum(ch.isupper() for ch in w) >= 2 or any(ch.isdigit() for ch in w)
+        ) and w.lower() not in stopwords():
             terms.add(w.lower())
     return terms
 
@@ -116,8 +138,12 @@ class Evidence:
 
     def __post_init__(self):  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
         flat = re.findall(r"[a-z0-9][a-z0-9\-]*", flatten(self.text))
-        self.names = frozenset({_norm(w) for w in self.words} | {w.lower() for w in self.words}
-                               | set(_NUMBER.findall(self.text)) | set(flat))
+        self.names = frozenset(
+            {_norm(w) for w in self.words}
+            | {w.lower() for w in self.words}
+            | set(_NUMBER.findall(self.text))
+            | set(flat)
+        )
 
 
 class Judge:
@@ -146,7 +172,10 @@ class Judge:
         vecs = self.vectors([t for *_, t in items])
         # a sentence is read in the context of its paper: "it" in the abstract is the titled method
         titles = {n: content_words(h.paper.title or "") for n, h in enumerate(hits, start=1)}
-        return [Evidence(n, h, a, b, t, content_words(t) | titles[n], v) for (n, h, a, b, t), v in zip(items, vecs)]
+        return [
+            Evidence(n, h, a, b, t, content_words(t) | titles[n], v)
+            for (n, h, a, b, t), v in zip(items, vecs)
+        ]
 
     def scores(self, claim: str, evidence: list[Evidence], polarity: bool = False) -> np.ndarray:
         """Support score of `claim` against every evidence sentence. `polarity`: for answer
@@ -191,7 +220,11 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
             continue  # empty, marker-only, or a repeat from a looping model
         seen.add(text.lower())
         # fewer than three content words is not a checkable claim ("PWNED.", "Yes.")
-        sc = judge.scores(text, evidence, polarity=True) if len(content_words(text)) >= 3 else np.zeros(len(evidence))
+        sc = (
+            judge.scores(text, evidence, polarity=True)
+            if len(content_words(text)) >= 3
+            else np.zeros(len(evidence))
+        )
         per_paper: dict[int, tuple[float, Evidence]] = {}
         for s, e in zip(sc, evidence):
             if s > per_paper.get(e.paper_n, (-1.0, None))[0]:
@@ -217,8 +250,19 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
     for n, final_n in sorted(numbering.items(), key=lambda kv: kv[1]):
         _, e = best_for[n]
         p = e.hit.paper
-        citations.append(Citation(final_n, p.paper_id, p.title, p.source_file, p.index, e.text,
-                                  e.start, e.end, sorted(spans_for[n])))
+        citations.append(
+            Citation(
+                final_n,
+                p.paper_id,
+                p.title,
+                p.source_file,
+                p.index,
+                e.text,
+                e.start,
+                e.end,
+                sorted(spans_for[n]),
+            )
+        )
     return render(sentences), sentences, citations
 
 

@@ -7,6 +7,7 @@ Two formats:
   `authors`, `primary_area`.
 A bad file raises CorpusError naming the file (and line) before anything is returned.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,9 @@ def _read_text(path: Path) -> str:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise CorpusError(f"{path}: not UTF-8 text (bad byte at offset {e.start}). Re-save it as UTF-8.") from None
+        raise CorpusError(
+            f"{path}: not UTF-8 text (bad byte at offset {e.start}). Re-save it as UTF-8."
+        ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise CorpusError(f"{path}: the file is empty.")
@@ -72,7 +75,9 @@ def read_txt(path: Path) -> list[Paper]:
     blocks = [b.strip() for b in _BLANK_LINES.split(body)]
     blocks = [b for b in blocks if b]
     if not blocks:
-        raise CorpusError(f"{path}: no abstracts found after the header line (abstracts are separated by blank lines).")
+        raise CorpusError(
+            f"{path}: no abstracts found after the header line (abstracts are separated by blank lines)."
+        )
     meta = load_metadata(path.parent)
     papers = []
     for i, block in enumerate(blocks):

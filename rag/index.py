@@ -7,14 +7,15 @@ Two collections:
   written after the paper's chunks, so it doubles as the commit marker: a paper whose record is
   missing or stale is re-chunked and its old chunks replaced. Killed mid-way, a re-run completes.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Iterator
 from urllib.parse import urlparse
 
 import numpy as np
@@ -110,7 +111,9 @@ class Index:
         self.settings = settings
         self.client = open_client(settings)
         cfg = {"hnsw": {"space": "cosine"}}
-        self.chunks = self.client.get_or_create_collection(settings.collection, configuration=cfg, embedding_function=None)
+        self.chunks = self.client.get_or_create_collection(
+            settings.collection, configuration=cfg, embedding_function=None
+        )
         self.papers = self.client.get_or_create_collection(
             f"{settings.collection}_papers", configuration=cfg, embedding_function=None
         )
@@ -129,13 +132,17 @@ class Index:
         if not ids:
             return {}
         got = self.papers.get(ids=list(ids), include=["documents", "metadatas"])
-        return {i: paper_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
+        return {
+            i: paper_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])
+        }
 
     def paper_records(self) -> dict[str, tuple[str, dict]]:
         """Every paper record: id -> (abstract, metadata), read in pages."""
         out: dict[str, tuple[str, dict]] = {}
-        for offset in range(0, self.paper_count(), 5000):
-            got = self.papers.get(include=["documents", "metadatas"], limit=5000, offset=offset)
+        for offset in range(0, self.paper_count(), self.settings.store_page):
+            got = self.papers.get(
+                include=["documents", "metadatas"], limit=self.settings.store_page, offset=offset
+            )
             out.update(zip(got["ids"], zip(got["documents"], got["metadatas"])))
         return out
 
@@ -144,8 +151,8 @@ class Index:
         if paper_texts is None:
             paper_texts = {pid: doc for pid, (doc, _) in self.paper_records().items()}
         out: list[Chunk] = []
-        for offset in range(0, self.count(), 5000):
-            got = self.chunks.get(include=["metadatas"], limit=5000, offset=offset)
+        for offset in range(0, self.count(), self.settings.store_page):
+            got = self.chunks.get(include=["metadatas"], limit=self.settings.store_page, offset=offset)
             out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
         return out
 
@@ -157,7 +164,9 @@ class Index:
             h.update(f"{pid}:{m.get('content_hash')};".encode())
         return h.hexdigest()[:16]
 
-    def dense(self, vector: list[float], n: int, known: dict[str, Chunk] | None = None) -> list[tuple[Chunk, float]]:
+    def dense(
+        self, vector: list[float], n: int, known: dict[str, Chunk] | None = None
+    ) -> list[tuple[Chunk, float]]:
         """Nearest chunks with cosine similarity. Chunk texts come from `known` (chunk id -> Chunk;
         ids hash the text, so any cached copy is right) or are cut from their papers' abstracts."""
         if n <= 0:  # Chroma returns fewer than n when the store holds fewer
@@ -170,7 +179,10 @@ class Index:
         if missing:  # metadata is read only for chunks the caller doesn't hold (a third of the query time)
             got = self.chunks.get(ids=missing, include=["metadatas"])
             metas = dict(zip(got["ids"], got["metadatas"]))
-            texts = {pid: p.text for pid, p in self.get_papers(sorted({m["paper_id"] for m in metas.values()})).items()}
+            texts = {
+                pid: p.text
+                for pid, p in self.get_papers(sorted({m["paper_id"] for m in metas.values()})).items()
+            }
             fresh = {cid: _chunk(cid, m, texts) for cid, m in metas.items()}
         out = []
         for cid, dist in zip(ids, dists):
@@ -184,8 +196,12 @@ class Index:
         self._wrote = True
         for i in range(0, len(ids), self._max_batch):
             j = i + self._max_batch
-            coll.upsert(ids=ids[i:j], embeddings=embeddings[i:j], metadatas=metadatas[i:j],
-                        documents=documents[i:j] if documents is not None else None)
+            coll.upsert(
+                ids=ids[i:j],
+                embeddings=embeddings[i:j],
+                metadatas=metadatas[i:j],
+                documents=documents[i:j] if documents is not None else None,
+            )
 
     def _chunk_ids_of(self, paper_ids: list[str]) -> list[str]:
         ids: list[str] = []
@@ -209,7 +225,9 @@ class Index:
 
     def generation(self) -> str | None:
         """Changes after every ingest that wrote, whichever process ran it: readers' change check."""
-        return (self.client.get_collection(self.papers.name, embedding_function=None).metadata or {}).get("generation")
+        return (self.client.get_collection(self.papers.name, embedding_function=None).metadata or {}).get(
+            "generation"
+        )
 
     def _ingest(self, papers: list[Paper], embedder, progress: bool) -> IngestReport:
         t0 = time.perf_counter()
@@ -230,8 +248,9 @@ class Index:
         todo: list[tuple[Paper, str, list[Chunk]]] = []
         moved: list[tuple[Paper, str, int]] = []
         for p in papers:
-            digest = content_hash(p, s.chunk_size, s.chunk_overlap, embedder.name,
-                                  getattr(embedder, "max_seq_length", None))
+            digest = content_hash(
+                p, s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None)
+            )
             m = known.get(p.paper_id)
             if m and m.get("content_hash") == digest:
                 rep.skipped += int(m.get("n_chunks", 0))
@@ -252,8 +271,9 @@ class Index:
 
         if moved:
             self._wrote = True
-            self.papers.update(ids=[p.paper_id for p, _, _ in moved],
-                               metadatas=[_paper_meta(p, d, n) for p, d, n in moved])
+            self.papers.update(
+                ids=[p.paper_id for p, _, _ in moved], metadatas=[_paper_meta(p, d, n) for p, d, n in moved]
+            )
         # papers that disappeared from a re-ingested file: only that very file's (by source_id)
         sources, id_set = {p.source_id for p in papers if p.source_id}, set(ids)
         stale = []
@@ -295,8 +315,15 @@ class Index:
         for p, digest, chunks in group:
             for c in chunks:
                 ids.append(c.chunk_id)
-                metas.append({"paper_id": p.paper_id, "start": c.start, "end": c.end,
-                              "source_file": p.source_file, "index": p.index})
+                metas.append(
+                    {
+                        "paper_id": p.paper_id,
+                        "start": c.start,
+                        "end": c.end,
+                        "source_file": p.source_file,
+                        "index": p.index,
+                    }
+                )
             mean = np.mean(vecs[k : k + len(chunks)], axis=0)
             k += len(chunks)
             p_ids.append(p.paper_id)

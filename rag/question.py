@@ -3,11 +3,12 @@
 Everything here compares the question with the retrieved sources; nothing is generated. Rare words
 are weighted by the corpus's own inverse document frequency (the BM25 side's statistics).
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,8 +17,32 @@ from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
 
-_QWORDS = {"what", "which", "how", "who", "when", "where", "why", "does", "do", "did", "is", "are", "can",
-           "tell", "explain", "describe", "summarize", "compare", "give", "list", "and", "the", "in", "on"}
+_QWORDS = {
+    "what",
+    "which",
+    "how",
+    "who",
+    "when",
+    "where",
+    "why",
+    "does",
+    "do",
+    "did",
+    "is",
+    "are",
+    "can",
+    "tell",
+    "explain",
+    "describe",
+    "summarize",
+    "compare",
+    "give",
+    "list",
+    "and",
+    "the",
+    "in",
+    "on",
+}
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
@@ -35,16 +60,23 @@ _QUANTITY_NOUN = re.compile(
     r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
     re.I,
 )
-_COMPARE = re.compile(r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I)
-_WHICH = re.compile(r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?|"
-                    r"^\s*(is there|are there|does any|do any) (a |any )?(paper|work|study|abstract)s?\b", re.I)
+_COMPARE = re.compile(
+    r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
+)
+_WHICH = re.compile(
+    r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?|"
+    r"^\s*(is there|are there|does any|do any) (a |any )?(paper|work|study|abstract)s?\b",
+    re.I,
+)
 # Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
 # every source close to the best; "which one" questions want the single best.
 _BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|contrast|compare)\b", re.I)
 _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 _QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expression ("in $V$ iterations")
     r"\d|\$[^$]+\$|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
-    r"dozens?|\w+fold|single)\b", re.I)
+    r"dozens?|\w+fold|single)\b",
+    re.I,
+)
 
 
 def named_terms(question: str) -> set[str]:
@@ -87,8 +119,10 @@ def idf_coverage(words: set[str], hits: list[Hit], idf: Idf | None) -> float:
         return 1.0
     weight = {w: (idf(w) if idf else 1.0) for w in words}
     total = sum(weight.values()) or 1.0
-    return max(sum(weight[w] for w in words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / total
-               for h in hits)
+    return max(
+        sum(weight[w] for w in words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / total
+        for h in hits
+    )
 
 
 def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None = None) -> tuple[float, str]:
@@ -103,16 +137,24 @@ def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None 
     missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
     if missing:
         return 0.0, f"the sources never mention {', '.join(missing)}"
-    if (len(terms) > 1 and not _COMPARE.search(question) and " and " not in question
-            and not any(all(mentions(x, t) for t in terms) for x in texts)):
+    if (
+        len(terms) > 1
+        and not _COMPARE.search(question)
+        and " and " not in question
+        and not any(all(mentions(x, t) for t in terms) for x in texts)
+    ):
         return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
     if _QUANTITY.search(question):
         heads, about = quantity_heads(question), term_focus(question, hits)
-        numeric = [s for s, e in zip(sc, evidence)
-                   if (not about or e.paper_n in about) and _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))
-                   and (not heads or heads & content_words(e.text))]
+        numeric = [
+            s
+            for s, e in zip(sc, evidence)
+            if (not about or e.paper_n in about)
+            and _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))
+            and (not heads or heads & content_words(e.text))
+        ]
         what = f" of {', '.join(sorted(heads))}" if heads else ""
         return float(max(numeric, default=0.0)), f"quantity asked: best evidence stating a quantity{what}"
     best = float(sc.max()) if len(sc) else 0.0
@@ -123,7 +165,7 @@ def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None 
 
 
 def asks_which(question: str) -> bool:
-    """"Which paper …?" / "Is there work on …?": the user wants a paper identified, not a fact."""
+    """ "Which paper …?" / "Is there work on …?": the user wants a paper identified, not a fact."""
     return bool(_WHICH.search(question))
 
 
@@ -167,8 +209,10 @@ def focus(question: str, hits: list[Hit], judge: Judge, ratio: float, broad_rati
 
 def idf_from_counts(df: Callable[[str], int], n_docs: int) -> Idf:
     """BM25's idf; words the corpus never uses weigh most (their absence is the strongest signal)."""
+
     def idf(word: str) -> float:
         parts = [p for p in word.split("-") if p] or [word]
         d = min(df(p) for p in parts)
         return math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
+
     return idf

@@ -1,4 +1,5 @@
 """Dense (Chroma) + BM25 (llama-index) -> weighted reciprocal-rank fusion -> top papers with best chunks."""
+
 from __future__ import annotations
 
 import logging
@@ -66,6 +67,7 @@ class BM25Side:
         def df(word: str) -> int:
             t = vocab.get(word)
             return 0 if t is None or t + 1 >= len(indptr) else int(indptr[t + 1] - indptr[t])
+
         return idf_from_counts(df, int(model.scores["num_docs"]))
 
     def named_text(self, paper_id: str) -> str:
@@ -113,11 +115,22 @@ class Retriever:
         # store round trips per query were a sixth of its time at full scale.
         with self._lock:
             now = time.monotonic()
-            if self._bm25 is None or self.index.writes != self._state[0] or now - self._checked >= self.settings.store_check_s:
-                state = (self.index.writes, self.index.generation(), self.index.count(), self.index.paper_count())
+            if (
+                self._bm25 is None
+                or self.index.writes != self._state[0]
+                or now - self._checked >= self.settings.store_check_s
+            ):
+                state = (
+                    self.index.writes,
+                    self.index.generation(),
+                    self.index.count(),
+                    self.index.paper_count(),
+                )
                 self._checked = now
                 if self._bm25 is None or state != self._state:
-                    self._bm25 = BM25Side(self.index, self.settings.data_dir / "bm25", self.settings.candidates)
+                    self._bm25 = BM25Side(
+                        self.index, self.settings.data_dir / "bm25", self.settings.candidates
+                    )
                     self._state = state
             return self._bm25
 
@@ -162,7 +175,9 @@ class Retriever:
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
         # Paper records come from the snapshot; only papers newer than it are read from the store.
-        papers = {pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers and pid not in moved}
+        papers = {
+            pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers and pid not in moved
+        }
         if len(papers) < top_k:
             papers.update(self.index.get_papers([p for p in ranked[: top_k + 5] if p not in papers]))
         hits = []

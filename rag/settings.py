@@ -1,11 +1,12 @@
 """One typed settings object. Values come from CLI flags, then RAG_* env vars, then defaults."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Set before any HF/Gradio import so users never have to.
@@ -32,61 +33,131 @@ def _xdg(var: str, fallback: str) -> Path:
     return Path(os.environ.get(var) or Path.home() / fallback)
 
 
-class Settings(BaseSettings):
+def D(default, description: str, **kw):
+    """A field with its default and what it means (shown by `Settings.describe()`)."""
+    if callable(default):
+        return Field(default_factory=default, description=description, **kw)
+    return Field(default=default, description=description, **kw)
+
+
+class StorageSettings(BaseModel):
+    """Where the index lives and how abstracts become stored vectors."""
+
+    data_dir: Path = D(lambda: _xdg("XDG_DATA_HOME", ".local/share") / "iclr-rag", "Index folder.")
+    model_cache: Path = D(
+        lambda: _xdg("XDG_CACHE_HOME", ".cache") / "iclr-rag", "Converted models, shared by all data dirs."
+    )
+    chroma_url: str | None = D(None, "Chroma server URL; unset = embedded PersistentClient in data_dir.")
+    collection: str = D("iclr", "Chroma collection name.")
+    chunk_size: int = D(
+        172, "Chunk size in tiktoken tokens; with the title prefix <= 256 wordpieces (measured)."
+    )
+    chunk_overlap: int = D(16, "Chunk overlap in tokens.")
+    embed_batch: int = D(32, "Chunks per embedder batch.")
+    ingest_block: int = D(512, "Chunks embedded and committed per step (the crash-safe unit).")
+    embed_int8: bool = D(False, "Dynamic int8 embedder (changes vectors: mean cosine 0.90 to fp32).")
+    embed_max_tokens: int = D(
+        128,
+        "Embedding window in wordpieces: MiniLM's training length; 1.35x faster than 256 and ranked as well "
+        "(README 'Performance'). Chunks keep their full text for BM25 and citing.",
+    )
+    store_page: int = D(5000, "Records read per page when loading the whole store.")
+    store_check_s: float = D(2.0, "How often a query re-checks a shared store for other processes' writes.")
+
+
+class RetrievalSettings(BaseModel):
+    """Dense + BM25, fused. Fusion calibrated on eval/questions.jsonl against the full corpus."""
+
+    top_k: int = D(5, "Papers retrieved per question.")
+    mode: Mode = D("hybrid", "hybrid, dense or bm25.")
+    candidates: int = D(40, "Chunks pulled from each retriever before fusion.")
+    dense_weight: float = D(1.0, "RRF weight of the dense side.")
+    bm25_weight: float = D(1.0, "RRF weight of BM25 for questions that name a method, acronym or number.")
+    bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
+    rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
+    named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
+
+
+class GroundingSettings(BaseModel):
+    """Support judge, focus and refusal. Thresholds calibrated on eval/questions.jsonl (README 'Quality')."""
+
+    support_threshold: float = D(0.55, "Judge score at which an evidence sentence supports a claim.")
+    judge_cos_weight: float = D(0.5, "Judge: weight of embedding cosine (the rest is content-word overlap).")
+    judge_mismatch_penalty: float = D(
+        0.5,
+        "Judge: factor for a claim whose numbers/named methods the evidence lacks, or whose negation differs.",
+    )
+    refuse_threshold: float = D(0.15, "Answerability below which the question is refused before generation.")
+    drop_unsupported: bool = D(False, "Drop unsupported answer sentences (default: shown, marked).")
+    focus_ratio: float = D(
+        0.95, "Sources this close to the most question-relevant one are shown and citable."
+    )
+    focus_broad_ratio: float = D(0.7, "... when the question asks about several papers.")
+    fallback_min_answerability: float = D(
+        0.15,
+        "Below this an unsupported draft becomes a refusal (0.2 wrongly refused 2 paraphrases, dev set).",
+    )
+    which_fallback_min: float = D(
+        0.38,
+        "... for 'which paper' questions, where quoting the nearest abstract would name the wrong paper.",
+    )
+    extract_sentences: int = D(3, "Sentences in an extractive answer.")
+    extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
+    max_question_chars: int = D(4000, "Longest question accepted.")
+
+
+class GenerationSettings(BaseModel):
+    """The local generator and what it is shown."""
+
+    llm: str = D("qwen0.5b", "qwen0.5b | smollm2 | path to an HF folder or .gguf file.")
+    max_new_tokens: int = D(160, "Generation budget per answer.")
+    threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads.")
+    int8: bool = D(True, "Dynamic int8 quantization of the LLM on CPU.")
+    context_papers: int = D(4, "Papers shown to the generator (the rest are listed as retrieved).")
+    full_abstracts: int = D(2, "The top papers go in whole; the others as their best chunk.")
+    condense_turns: int = D(3, "Previous user turns shown when rewriting a follow-up.")
+    condense_max_new_tokens: int = D(48, "Budget of the follow-up rewrite.")
+    condense_max_chars: int = D(400, "A longer rewrite is discarded.")
+    summary_min_relevance: float = D(0.35, "Summary: papers below this relevance are left out.")
+    summary_candidates: int = D(15, "Summary: papers retrieved before the relevance cut.")
+    summary_cut: float = D(0.75, "Summary: keep papers within this share of the best relevance.")
+    summary_max_papers: int = D(6, "Summary: at most this many papers.")
+    summary_max_new_tokens: int = D(80, "Summary: generation budget per paper.")
+    summary_sentences: int = D(2, "Summary: verified sentences kept per paper.")
+
+
+class ServingSettings(BaseModel):
+    """The web UI."""
+
+    auth: str | None = D(None, "USER:PASS login for the web UI.")
+    queue_size: int = D(16, "Requests waiting in the UI queue.")
+    concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
+    example_count: int = D(5, "Example questions shown on the first page.")
+
+
+class Settings(
+    StorageSettings, RetrievalSettings, GroundingSettings, GenerationSettings, ServingSettings, BaseSettings
+):
+    """Every setting, grouped; each is also an env var RAG_<FIELD> and most a CLI flag."""
+
     model_config = SettingsConfigDict(env_prefix="RAG_", extra="ignore")
-
-    data_dir: Path = Field(default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "iclr-rag")
-    model_cache: Path = Field(default_factory=lambda: _xdg("XDG_CACHE_HOME", ".cache") / "iclr-rag")
-    chroma_url: str | None = None  # unset: embedded PersistentClient in data_dir
-    collection: str = "iclr"
-
-    # Chunks must fit MiniLM's 256-wordpiece window together with the title prefix.
-    chunk_size: int = 172  # tiktoken tokens; with the title prefix the max is <=256 wordpieces (measured)
-    chunk_overlap: int = 16
-    embed_batch: int = 32
-    ingest_block: int = 512  # chunks embedded and committed per step (crash-safe unit)
-    embed_int8: bool = False
-    # MiniLM was trained on 128-wordpiece inputs: truncating the chunk window there embeds 1.35x
-    # faster and ranked as well (README "Performance"); chunks keep their full text for BM25 and citing.
-    embed_max_tokens: int = 128
-
-    top_k: int = 5
-    mode: Mode = "hybrid"
-    candidates: int = 40  # chunks pulled from each retriever before fusion
-    # Fusion calibrated on eval/questions.jsonl against the full 11,672-paper corpus (README "Quality"):
-    # BM25 carries questions that name a method, acronym or number; paraphrases lean on dense.
-    dense_weight: float = 1.0
-    bm25_weight: float = 1.0  # questions with named terms
-    bm25_weight_plain: float = 0.2  # questions without
-    rrf_k: int = 10
-    named_boost: float = 2.0  # extra rank-1 votes for papers naming the question's named terms
-    store_check_s: float = 2.0  # how often a query re-checks a shared store for other writers
-
-    context_papers: int = 4  # papers shown to the generator (the rest are listed as retrieved)
-    full_abstracts: int = 2  # the top papers go in whole; the others as their best chunk
-    llm: str = "qwen0.5b"  # qwen0.5b | smollm2 | path to an HF folder or .gguf file
-    max_new_tokens: int = 160
-    threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    int8: bool = True  # dynamic int8 quantization of the LLM on CPU
-
-    # Grounding: thresholds calibrated on eval/questions.jsonl (see README "Quality").
-    support_threshold: float = 0.55
-    refuse_threshold: float = 0.15
-    drop_unsupported: bool = False
-    focus_ratio: float = 0.95  # shown and citable: sources this close to the most question-relevant one
-    focus_broad_ratio: float = 0.7  # ... when the question asks about several papers
-    # below this, an unsupported answer becomes a refusal (0.2 wrongly refused 2 paraphrases on the dev set)
-    fallback_min_answerability: float = 0.15
-    # ... for "which paper …?" questions, where quoting the nearest abstract would name the wrong paper
-    which_fallback_min: float = 0.38
-    summary_min_relevance: float = 0.35
-    summary_candidates: int = 15
-    summary_cut: float = 0.75  # keep papers whose relevance is within this share of the best
-    summary_max_papers: int = 6
-    max_question_chars: int = 4000
-
-    auth: str | None = None  # USER:PASS for the web UI
 
     @property
     def chroma_path(self) -> Path:
         return self.data_dir / "chroma"
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, str, str, str]]:
+        """(group, field, default, description) for every setting, in group order."""
+        rows = []
+        for group in (
+            StorageSettings,
+            RetrievalSettings,
+            GroundingSettings,
+            GenerationSettings,
+            ServingSettings,
+        ):
+            for name, f in group.model_fields.items():
+                default = "(computed)" if f.default_factory else repr(f.default)
+                rows.append((group.__name__.removesuffix("Settings"), name, default, f.description or ""))
+        return rows

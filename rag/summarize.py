@@ -1,8 +1,10 @@
 """Topic -> relevant papers (recall-oriented retrieval + relevance cut) -> cited sentences per paper."""
+
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from rag import prompts
 from rag.answer import check_question
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
     from rag.answer import Engine
 
 
-def select_papers(engine: "Engine", topic: str, top_k: int | None, mode) -> tuple[list[Hit], list[Hit]]:
+def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[list[Hit], list[Hit]]:
     """(selected, all candidates): papers whose best sentence clears the cut, best first."""
     s = engine.settings
     cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode)
@@ -23,7 +25,9 @@ def select_papers(engine: "Engine", topic: str, top_k: int | None, mode) -> tupl
     return keep[: s.summary_max_papers], cands
 
 
-def summarize_stream(engine: "Engine", topic: str, *, top_k: int | None = None, mode=None) -> Iterator[str | Answer]:
+def summarize_stream(
+    engine: Engine, topic: str, *, top_k: int | None = None, mode=None
+) -> Iterator[str | Answer]:
     s = engine.settings
     topic = check_question(topic, s)
     engine._require_index()
@@ -32,8 +36,16 @@ def summarize_stream(engine: "Engine", topic: str, *, top_k: int | None = None, 
     timings = {"retrieve_s": time.perf_counter() - t0}
     if not selected:
         timings.update(generate_s=0.0, total_s=time.perf_counter() - t0)
-        yield Answer(topic, prompts.SUMMARY_EMPTY, [], [], cands, refused=True, standalone_question=topic,
-                     timings=timings)
+        yield Answer(
+            topic,
+            prompts.SUMMARY_EMPTY,
+            [],
+            [],
+            cands,
+            refused=True,
+            standalone_question=topic,
+            timings=timings,
+        )
         return
 
     sentences: list[Sentence] = []
@@ -43,14 +55,19 @@ def summarize_stream(engine: "Engine", topic: str, *, top_k: int | None = None, 
     for h in selected:
         msgs = [
             {"role": "system", "content": prompts.SUMMARY_SYSTEM},
-            {"role": "user", "content": prompts.SUMMARY_USER.format(topic=topic, title=h.paper.label, text=h.paper.text)},
+            {
+                "role": "user",
+                "content": prompts.SUMMARY_USER.format(topic=topic, title=h.paper.label, text=h.paper.text),
+            },
         ]
         raw = []
         for delta in engine.llm.stream(msgs, max_new_tokens=80):
             raw.append(delta)
             yield delta
         yield "\n\n"
-        _, sents, cites = bind("".join(raw) + " [1]", [h], engine.judge, s.support_threshold, drop_unsupported=True)
+        _, sents, cites = bind(
+            "".join(raw) + " [1]", [h], engine.judge, s.support_threshold, drop_unsupported=True
+        )
         sents = [x for x in sents if x.supported][:2]
         if not sents:
             fallback = True
@@ -67,8 +84,17 @@ def summarize_stream(engine: "Engine", topic: str, *, top_k: int | None = None, 
         paragraphs.append(render(sents))
     timings["generate_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
     timings["total_s"] = time.perf_counter() - t0
-    yield Answer(topic, "\n\n".join(paragraphs), citations, sentences, cands, refused=False,
-                 standalone_question=topic, fallback=fallback, timings=timings)
+    yield Answer(
+        topic,
+        "\n\n".join(paragraphs),
+        citations,
+        sentences,
+        cands,
+        refused=False,
+        standalone_question=topic,
+        fallback=fallback,
+        timings=timings,
+    )
 
 
 def to_markdown(ans: Answer) -> str:

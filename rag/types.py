@@ -2,6 +2,7 @@
 
 Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code path.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -83,7 +84,9 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
-    refusal_reason: str = ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
+    refusal_reason: str = (
+        ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
+    )
     timings: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -107,5 +110,7 @@ class Answer:
                 for h in self.retrieved
             ],
             "sentences": [asdict(s) for s in self.sentences],
-            "timings": {k: round(self.timings.get(k, 0.0), 4) for k in ("retrieve_s", "generate_s", "total_s")},
+            "timings": {
+                k: round(self.timings.get(k, 0.0), 4) for k in ("retrieve_s", "generate_s", "total_s")
+            },
         }

@@ -1,4 +1,5 @@
 """Shared fixtures: a tiny corpus, the seed index, a fake LLM, a real `chroma run` server."""
+
 from __future__ import annotations
 
 import os
@@ -106,7 +107,9 @@ def chroma_server(tmp_path):
     port = free_port()
     proc = subprocess.Popen(
         [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

@@ -1,4 +1,5 @@
 """eval/bench.py: report assembly on a synthetic result, worker plumbing, and (slow) real workers."""
+
 from __future__ import annotations
 
 import json
@@ -17,20 +18,43 @@ from eval import bench  # noqa: E402
 
 def fake_result() -> dict:
     return {
-        "date": "2026-01-01T00:00:00+00:00", "threads": 2, "llm": "qwen0.5b", "embed_batch": 32, "top_k": 5,
-        "ingest": {"papers": {"corpus": "seeds"}, "raw_encode": {"chunks": 83, "chunks_per_s": 20.0, "peak_rss_mb": 700},
-                   "pipeline": {"chunks": 83, "chunks_per_s": 18.0, "peak_rss_mb": 900}, "ratio_chunks_per_s": 0.9},
-        "retrieval": {"seeds": {"papers": 38, "chunks": 83,
-                                "engine_hybrid": {"p50_ms": 60.0, "p95_ms": 90.0},
-                                "engine_dense": {"p50_ms": 30.0, "p95_ms": 40.0},
-                                "raw": {"p50_ms": 20.0, "p95_ms": 30.0},
-                                "ratio_hybrid_p50": 3.0, "ratio_hybrid_p95": 3.0, "ratio_dense_p50": 1.5,
-                                "ratio_dense_p95": 1.333},
-                      "large": {"error": "worker retrieval exited 1: boom"}},
-        "serve": {"generation": {"engine_first_token_s": 6.0, "bare_first_token_s": 5.0, "engine_tokens_per_s": 9.0,
-                                 "bare_tokens_per_s": 10.0, "ratio_first_token": 1.2, "ratio_tokens_per_s": 0.9},
-                  "end_to_end": {"engine_mean_s": 12.0, "baseline_mean_s": 10.0, "ratio": 1.2},
-                  "serving_peak_rss_mb": 2500.0},
+        "date": "2026-01-01T00:00:00+00:00",
+        "threads": 2,
+        "llm": "qwen0.5b",
+        "embed_batch": 32,
+        "top_k": 5,
+        "ingest": {
+            "papers": {"corpus": "seeds"},
+            "raw_encode": {"chunks": 83, "chunks_per_s": 20.0, "peak_rss_mb": 700},
+            "pipeline": {"chunks": 83, "chunks_per_s": 18.0, "peak_rss_mb": 900},
+            "ratio_chunks_per_s": 0.9,
+        },
+        "retrieval": {
+            "seeds": {
+                "papers": 38,
+                "chunks": 83,
+                "engine_hybrid": {"p50_ms": 60.0, "p95_ms": 90.0},
+                "engine_dense": {"p50_ms": 30.0, "p95_ms": 40.0},
+                "raw": {"p50_ms": 20.0, "p95_ms": 30.0},
+                "ratio_hybrid_p50": 3.0,
+                "ratio_hybrid_p95": 3.0,
+                "ratio_dense_p50": 1.5,
+                "ratio_dense_p95": 1.333,
+            },
+            "large": {"error": "worker retrieval exited 1: boom"},
+        },
+        "serve": {
+            "generation": {
+                "engine_first_token_s": 6.0,
+                "bare_first_token_s": 5.0,
+                "engine_tokens_per_s": 9.0,
+                "bare_tokens_per_s": 10.0,
+                "ratio_first_token": 1.2,
+                "ratio_tokens_per_s": 0.9,
+            },
+            "end_to_end": {"engine_mean_s": 12.0, "baseline_mean_s": 10.0, "ratio": 1.2},
+            "serving_peak_rss_mb": 2500.0,
+        },
     }
 
 
@@ -74,10 +98,19 @@ def test_real_ingest_workers_on_seeds(tmp_path):
     s.pop("chroma_url", None)
     papers = {"corpus": "seeds"}
     raw = bench.run_worker("raw_encode", {"settings": s, "papers": papers}, timeout=300)
-    ours = bench.run_worker("ingest", {"settings": dict(s, data_dir=str(tmp_path / "d")), "papers": papers}, timeout=300)
+    ours = bench.run_worker(
+        "ingest", {"settings": dict(s, data_dir=str(tmp_path / "d")), "papers": papers}, timeout=300
+    )
     assert raw["chunks"] == ours["chunks"] == ours["added"] > 38
     assert raw["chunks_per_s"] > 0 and ours["chunks_per_s"] > 0 and ours["peak_rss_mb"] > 100
-    srv = bench.run_worker("ingest_server", {"settings": dict(s, data_dir=str(tmp_path / "c")), "papers": papers,
-                                             "server_path": str(tmp_path / "srv")}, timeout=300)
+    srv = bench.run_worker(
+        "ingest_server",
+        {
+            "settings": dict(s, data_dir=str(tmp_path / "c")),
+            "papers": papers,
+            "server_path": str(tmp_path / "srv"),
+        },
+        timeout=300,
+    )
     assert srv.get("added") == ours["added"], srv
     assert srv["server_peak_rss_mb"] and srv["server_peak_rss_mb"] > 10

@@ -1,14 +1,27 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
+
 import pytest
 
 from rag.cite import Judge, bind, extractive, sentence_spans, split_markers
 from rag.types import Hit, Paper
 
-CEL = Paper("P1", "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
-            "neural network for spatial transcriptomics. We validate it on human glioblastoma and fetal spleen data, "
-            "reaching 93% accuracy.", "a.txt", 0, title="Celcomen")
-RL = Paper("P2", "We study offline reinforcement learning. Our agent, MR.Q, uses model-based representations and "
-           "matches strong baselines on 118 continuous-control tasks.", "a.txt", 1, title="MR.Q")
+CEL = Paper(
+    "P1",
+    "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
+    "neural network for spatial transcriptomics. We validate it on human glioblastoma and fetal spleen data, "
+    "reaching 93% accuracy.",
+    "a.txt",
+    0,
+    title="Celcomen",
+)
+RL = Paper(
+    "P2",
+    "We study offline reinforcement learning. Our agent, MR.Q, uses model-based representations and "
+    "matches strong baselines on 118 continuous-control tasks.",
+    "a.txt",
+    1,
+    title="MR.Q",
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +37,11 @@ def best(judge, claim, paper, polarity=True):
 def test_sentence_spans_keep_abbreviations_together():
     text = "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!"
     parts = [text[a:b] for a, b in sentence_spans(text)]
-    assert parts == ["We use e.g. GNNs as in Zhang et al. (2020).", "Results hold.", "Accuracy is 0.93 on v2.1 data!"]
+    assert parts == [
+        "We use e.g. GNNs as in Zhang et al. (2020).",
+        "Results hold.",
+        "Accuracy is 0.93 on v2.1 data!",
+    ]
 
 
 def test_split_markers():
@@ -34,7 +51,9 @@ def test_split_markers():
 
 def test_judge_on_hand_made_pairs(judge):
     supported = best(judge, "Celcomen is a generative graph neural network for spatial transcriptomics.", CEL)
-    paraphrased = best(judge, "The model is validated using data from glioblastoma and fetal spleen tissue.", CEL)
+    paraphrased = best(
+        judge, "The model is validated using data from glioblastoma and fetal spleen tissue.", CEL
+    )
     wrong_number = best(judge, "Celcomen reaches 71% accuracy.", CEL)
     right_number = best(judge, "Celcomen reaches 93% accuracy.", CEL)
     unrelated = best(judge, "The transformer is pretrained on ImageNet with a contrastive loss.", CEL)
@@ -48,7 +67,9 @@ def test_judge_on_hand_made_pairs(judge):
 
 def test_named_terms_match_latex_in_the_evidence(judge):
     fl = Paper("P3", "We analyze local steps under $(L_0,L_1)$-smoothness and prove convergence.", "a.txt", 2)
-    assert best(judge, "The analysis assumes (L0,L1)-smoothness.", fl) >= 2 * best(judge, "The analysis assumes (L2,L3)-smoothness.", fl)
+    assert best(judge, "The analysis assumes (L0,L1)-smoothness.", fl) >= 2 * best(
+        judge, "The analysis assumes (L2,L3)-smoothness.", fl
+    )
 
 
 def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
@@ -57,22 +78,31 @@ def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
 
     t = Settings().support_threshold
     assert best(judge, "Celcomen is a generative graph neural network for spatial transcriptomics.", CEL) >= t
-    assert best(judge, "Celcomen is not a generative graph neural network for spatial transcriptomics.", CEL) < t
+    assert (
+        best(judge, "Celcomen is not a generative graph neural network for spatial transcriptomics.", CEL) < t
+    )
     free = Paper("P3", "Our probe does not require labels. It is fast.", "a.txt", 2, title="LabelFree")
     assert best(judge, "The probe does not require labels.", free) >= t
     assert best(judge, "The probe requires labels.", free) < t
-    assert negated("It doesn't scale") and negated("with no labels") and not negated("not only fast but also exact")
+    assert (
+        negated("It doesn't scale")
+        and negated("with no labels")
+        and not negated("not only fast but also exact")
+    )
     assert not negated("a no-regret learner, as good if not better than the rest")
     # a question is not a claim: "does it need labels?" is answered by "it does not"
     assert best(judge, "Does the probe require labels?", free, polarity=False) > best(
-        judge, "Does the probe require labels?", free, polarity=True)
+        judge, "Does the probe require labels?", free, polarity=True
+    )
 
 
 def test_binding_reattributes_wrong_markers_and_drops_unsupported(judge):
     hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
-    raw = ("MR.Q uses model-based representations for continuous control [1]. "
-           "Celcomen is a generative graph neural network [1][7]. "
-           "It was trained on 5,000 GPUs in Antarctica [2].")
+    raw = (
+        "MR.Q uses model-based representations for continuous control [1]. "
+        "Celcomen is a generative graph neural network [1][7]. "
+        "It was trained on 5,000 GPUs in Antarctica [2]."
+    )
     text, sents, cites = bind(raw, hits, judge, threshold=0.45)
     assert [s.supported for s in sents] == [True, True, False]
     # the first sentence cited [1] (Celcomen) but only MR.Q supports it -> re-attributed
@@ -90,8 +120,13 @@ def test_binding_reattributes_wrong_markers_and_drops_unsupported(judge):
 
 def test_drop_unsupported_setting(judge):
     hits = [Hit(CEL, 1.0)]
-    _, sents, _ = bind("Celcomen is a graph neural network [1]. Bananas are yellow [1].", hits, judge, 0.45,
-                       drop_unsupported=True)
+    _, sents, _ = bind(
+        "Celcomen is a graph neural network [1]. Bananas are yellow [1].",
+        hits,
+        judge,
+        0.45,
+        drop_unsupported=True,
+    )
     assert [s.text for s in sents] == ["Celcomen is a graph neural network."]
 
 

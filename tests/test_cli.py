@@ -1,4 +1,5 @@
 """The `rag` command line: clear errors, exit codes, no tracebacks."""
+
 import json
 import os
 import subprocess
@@ -9,8 +10,9 @@ import pytest
 
 def rag(*args, data_dir, timeout=300):
     env = {**os.environ, "RAG_DATA_DIR": str(data_dir)}
-    return subprocess.run([sys.executable, "-m", "rag", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "iclr_rag", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize("question, msg", [("", "empty"), ("   ", "empty"), ("q" * 4001, "limit is 4,000")])

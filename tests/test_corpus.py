@@ -19,7 +19,9 @@ def test_seed_files_parse_with_metadata(seed_papers):
 
 def test_header_blank_lines_and_crlf(tmp_path):
     f = tmp_path / "c.txt"
-    f.write_bytes(b"My header\r\n\r\nFirst abstract.\r\nSame abstract line two.\r\n\r\n\r\n  \r\nSecond abstract.\r\n")
+    f.write_bytes(
+        b"My header\r\n\r\nFirst abstract.\r\nSame abstract line two.\r\n\r\n\r\n  \r\nSecond abstract.\r\n"
+    )
     papers = read_file(f)
     assert [p.text for p in papers] == ["First abstract.\nSame abstract line two.", "Second abstract."]
     assert [p.paper_id for p in papers] == ["c#0", "c#1"]  # no metadata beside it
@@ -52,13 +54,25 @@ def test_missing_file(tmp_path):
 def test_jsonl_records_and_errors(tmp_path):
     f = tmp_path / "c.jsonl"
     rows = [
-        {"id": "A1", "title": "T1", "abstract": " Text one. ", "decision": "Accept (Oral)", "authors": ["X", "Y"],
-         "primary_area": "optimization"},
+        {
+            "id": "A1",
+            "title": "T1",
+            "abstract": " Text one. ",
+            "decision": "Accept (Oral)",
+            "authors": ["X", "Y"],
+            "primary_area": "optimization",
+        },
         {"id": "B2", "title": "T2", "abstract": "Text two."},
     ]
     f.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
     a, b = read_file(f)
-    assert (a.paper_id, a.title, a.text, a.authors, a.decision) == ("A1", "T1", "Text one.", ["X", "Y"], "Accept (Oral)")
+    assert (a.paper_id, a.title, a.text, a.authors, a.decision) == (
+        "A1",
+        "T1",
+        "Text one.",
+        ["X", "Y"],
+        "Accept (Oral)",
+    )
     assert (b.paper_id, b.index, b.decision) == ("B2", 1, None)
 
     f.write_text(json.dumps(rows[0]) + "\n{not json\n")

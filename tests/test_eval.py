@@ -1,4 +1,5 @@
 """eval/: metric functions on hand-made rows, report assembly, and one real smoke run (slow)."""
+
 from __future__ import annotations
 
 import json
@@ -111,8 +112,13 @@ def test_fact_recall_70_percent_rule():
     assert M.fact_found("The Law of the Weakest Link", "a law: weakest-link")
     # citation markers are not numbers of the answer
     assert not M.fact_found("135 systems", "It tests systems [135].")
-    assert M.fact_recall(["135 distinct chaotic dynamical systems", "10^8 timepoints"],
-                         "They use 135 distinct chaotic dynamical systems [1].") == 0.5
+    assert (
+        M.fact_recall(
+            ["135 distinct chaotic dynamical systems", "10^8 timepoints"],
+            "They use 135 distinct chaotic dynamical systems [1].",
+        )
+        == 0.5
+    )
     assert M.fact_recall([], "anything") is None
 
 
@@ -137,24 +143,64 @@ def test_percentile():
 # ------------------------------------------------------------------ rows -> report
 
 
-def _row(qid, qtype, gold_ids, ranked, cited=(), answer="", facts=(), refused=False, total=1.0, sentences=None,
-         fallback=False):
+def _row(
+    qid,
+    qtype,
+    gold_ids,
+    ranked,
+    cited=(),
+    answer="",
+    facts=(),
+    refused=False,
+    total=1.0,
+    sentences=None,
+    fallback=False,
+):
     gold = [M.gold_keys({"id": g}) for g in gold_ids]
-    row = {"id": qid, "type": qtype, "config": "hybrid", "answerable": bool(gold), "generated": True,
-           "ranked": [P(x) for x in ranked], "cited": [P(x) for x in cited], "answer": answer,
-           "facts": list(facts), "refused": refused, "abstained": False, "fallback": fallback,
-           "sentences": sentences if sentences is not None else [{"supported": True}],
-           "timings": {"total_s": total, "retrieve_s": 0.1}, "gold_keys": [sorted(g) for g in gold]}
+    row = {
+        "id": qid,
+        "type": qtype,
+        "config": "hybrid",
+        "answerable": bool(gold),
+        "generated": True,
+        "ranked": [P(x) for x in ranked],
+        "cited": [P(x) for x in cited],
+        "answer": answer,
+        "facts": list(facts),
+        "refused": refused,
+        "abstained": False,
+        "fallback": fallback,
+        "sentences": sentences if sentences is not None else [{"supported": True}],
+        "timings": {"total_s": total, "retrieve_s": 0.1},
+        "gold_keys": [sorted(g) for g in gold],
+    }
     row["scores"] = M.score_row(row, gold, depth=5)
     return row
 
 
 def test_report_aggregates_by_type_and_refusal_rates():
     rows = [
-        _row("q1", "factoid", ["A"], ["A", "B"], cited=["A"], answer="alpha beta", facts=["alpha beta", "gamma"],
-             total=2.0),
-        _row("q2", "factoid", ["C"], ["B", "D", "E", "F", "G"], cited=["B"], answer="nothing", facts=["delta"],
-             total=4.0, sentences=[{"supported": False}, {"supported": True}]),
+        _row(
+            "q1",
+            "factoid",
+            ["A"],
+            ["A", "B"],
+            cited=["A"],
+            answer="alpha beta",
+            facts=["alpha beta", "gamma"],
+            total=2.0,
+        ),
+        _row(
+            "q2",
+            "factoid",
+            ["C"],
+            ["B", "D", "E", "F", "G"],
+            cited=["B"],
+            answer="nothing",
+            facts=["delta"],
+            total=4.0,
+            sentences=[{"supported": False}, {"supported": True}],
+        ),
         _row("q3", "paraphrase", ["D"], ["X", "D"], refused=True, facts=["delta"], total=0.5, sentences=[]),
         _row("q4", "unanswerable", [], ["A"], refused=True, total=0.3, sentences=[]),
         _row("q5", "unanswerable", [], ["A"], cited=["A"], answer="made up", total=3.0),
@@ -183,14 +229,24 @@ def test_report_aggregates_by_type_and_refusal_rates():
 
 def test_errors_are_reported_not_scored():
     good = _row("q1", "factoid", ["A"], ["A"])
-    bad = {"id": "q2", "type": "factoid", "config": "hybrid", "answerable": True, "error": "Boom: x", "scores": {}}
+    bad = {
+        "id": "q2",
+        "type": "factoid",
+        "config": "hybrid",
+        "answerable": True,
+        "error": "Boom: x",
+        "scores": {},
+    }
     rep = M.build_report([good, bad], depth=5)
     assert rep["n"] == 1 and rep["errors"] == [{"id": "q2", "error": "Boom: x"}]
 
 
 def test_refusal_sweep():
-    rows = [{"answerable": False, "features": {"relevance": 0.3}}, {"answerable": False, "features": {"relevance": 0.6}},
-            {"answerable": True, "features": {"relevance": 0.4}}]
+    rows = [
+        {"answerable": False, "features": {"relevance": 0.3}},
+        {"answerable": False, "features": {"relevance": 0.6}},
+        {"answerable": True, "features": {"relevance": 0.4}},
+    ]
     sw = {x["threshold"]: x for x in M.refusal_sweep(rows, [0.35, 0.5])}
     assert sw[0.35]["refusal_rate"] == 0.5 and sw[0.35]["false_refusal_rate"] == 0.0
     assert sw[0.5]["false_refusal_rate"] == 1.0
@@ -200,10 +256,19 @@ def test_draft_refusal_sweep_counts_only_unsupported_drafts_of_the_right_kind():
     from eval.calibrate import draft_refusal_sweep
 
     def row(answerable, which, draft, a):
-        return {"answerable": answerable, "unsupported_draft": draft, "features": {"asks_which": which, "answerability": a}}
+        return {
+            "answerable": answerable,
+            "unsupported_draft": draft,
+            "features": {"asks_which": which, "answerability": a},
+        }
 
-    rows = [row(False, True, True, 0.3), row(False, True, False, 0.1),  # second: its draft was supported
-            row(True, True, True, 0.45), row(True, False, True, 0.2), row(False, False, True, 0.0)]
+    rows = [
+        row(False, True, True, 0.3),
+        row(False, True, False, 0.1),  # second: its draft was supported
+        row(True, True, True, 0.45),
+        row(True, False, True, 0.2),
+        row(False, False, True, 0.0),
+    ]
     which = {x["threshold"]: x for x in draft_refusal_sweep(rows, True, [0.35, 0.5])}
     other = {x["threshold"]: x for x in draft_refusal_sweep(rows, False, [0.35])}
     assert which[0.35]["refusal_rate"] == pytest.approx(1 / 3) and which[0.35]["false_refusal_rate"] == 0.0
@@ -224,7 +289,15 @@ def test_fuse_replays_weighted_rrf():
 def test_question_loading_limit_is_stratified_and_followups_keep_history(tmp_path):
     qs = load_questions(ROOT / "eval" / "questions.jsonl", limit=14)
     assert len(qs) == 14
-    assert {q["type"] for q in qs} == {"factoid", "which", "summary", "multi", "paraphrase", "unanswerable", "followup"}
+    assert {q["type"] for q in qs} == {
+        "factoid",
+        "which",
+        "summary",
+        "multi",
+        "paraphrase",
+        "unanswerable",
+        "followup",
+    }
     fu = next(q for q in qs if q["type"] == "followup")
     assert fu["history"] and retrieval_query(fu).endswith(f"({fu['history'][-1]})")
     bad = tmp_path / "q.jsonl"
@@ -237,7 +310,12 @@ def test_question_loading_limit_is_stratified_and_followups_keep_history(tmp_pat
 
 def test_parse_compare():
     assert parse_compare(None, "hybrid") == ["hybrid"]
-    assert parse_compare("dense, bm25,hybrid,baseline,dense", "hybrid") == ["dense", "bm25", "hybrid", "baseline"]
+    assert parse_compare("dense, bm25,hybrid,baseline,dense", "hybrid") == [
+        "dense",
+        "bm25",
+        "hybrid",
+        "baseline",
+    ]
     with pytest.raises(UserError):
         parse_compare("dense,sparse", "hybrid")
 
@@ -255,6 +333,7 @@ def test_pipeline_with_fake_llm_writes_every_artifact(tmp_path, seed_data_dir):
 
     data = tmp_path / "data"
     shutil.copytree(seed_data_dir, data)  # the session index must not be written to
+
     def reply(msgs):
         user = msgs[-1]["content"]
         if '<abstract n="1"' in user:  # answer prompt: copy the first sentence of source 1
@@ -267,8 +346,13 @@ def test_pipeline_with_fake_llm_writes_every_artifact(tmp_path, seed_data_dir):
     out = tmp_path / "out"
     pick = {"q001", "q038", "q068", "q078"}
     qfile = tmp_path / "q.jsonl"
-    qfile.write_text("".join(x + "\n" for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines()
-                             if x.strip() and json.loads(x)["id"] in pick))
+    qfile.write_text(
+        "".join(
+            x + "\n"
+            for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines()
+            if x.strip() and json.loads(x)["id"] in pick
+        )
+    )
     rep = main(qfile, "seeds", out, "hybrid,bm25", None, Settings(), data_dir=data, progress=False, llm=llm)
     saved = json.loads((out / "report.json").read_text())
     assert saved["config"]["primary"] == "hybrid" and set(saved["compare"]) == {"hybrid", "bm25"}
@@ -308,8 +392,20 @@ def test_retrieval_only_needs_no_llm(tmp_path, seed_data_dir):
         def __getattr__(self, k):
             raise AssertionError("retrieval-only touched the LLM")
 
-    rep = main(ROOT / "eval" / "questions.jsonl", "seeds", tmp_path / "out", "dense", 4, Settings(), data_dir=data,
-               retrieval_only=True, progress=False, llm=NoLLM(), types=["factoid", "unanswerable"], plots=False)
+    rep = main(
+        ROOT / "eval" / "questions.jsonl",
+        "seeds",
+        tmp_path / "out",
+        "dense",
+        4,
+        Settings(),
+        data_dir=data,
+        retrieval_only=True,
+        progress=False,
+        llm=NoLLM(),
+        types=["factoid", "unanswerable"],
+        plots=False,
+    )
     assert rep["config"]["retrieval_only"] and rep["n"] == 4
     assert rep["retrieval"]["hit_at_5"] >= 0.8 and rep["citations"]["precision"] is None
     assert rep["unanswerable"]["refusal_rate"] is not None  # predicted by the engine's rule
@@ -330,14 +426,31 @@ def test_real_eval_smoke(tmp_path):
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("".join(json.dumps(q) + "\n" for q in src if q["id"] in pick))
     out = tmp_path / "out"
-    rep = main(qfile, "seeds", out, None, None, Settings(data_dir=tmp_path / "unused", max_new_tokens=64),
-               progress=False)
+    rep = main(
+        qfile,
+        "seeds",
+        out,
+        None,
+        None,
+        Settings(data_dir=tmp_path / "unused", max_new_tokens=64),
+        progress=False,
+    )
     saved = json.loads((out / "report.json").read_text())
-    for sec, key in [("retrieval", "hit_at_1"), ("retrieval", "hit_at_5"), ("retrieval", "mrr"),
-                     ("retrieval", "ndcg_at_10"), ("citations", "precision"), ("citations", "recall"),
-                     ("citations", "supported_rate"), ("answers", "fact_recall"), ("unanswerable", "refusal_rate"),
-                     ("answerable", "false_refusal_rate"), ("latency", "p50_s"), ("latency", "p95_s"),
-                     ("specific", "hit_at_5")]:
+    for sec, key in [
+        ("retrieval", "hit_at_1"),
+        ("retrieval", "hit_at_5"),
+        ("retrieval", "mrr"),
+        ("retrieval", "ndcg_at_10"),
+        ("citations", "precision"),
+        ("citations", "recall"),
+        ("citations", "supported_rate"),
+        ("answers", "fact_recall"),
+        ("unanswerable", "refusal_rate"),
+        ("answerable", "false_refusal_rate"),
+        ("latency", "p50_s"),
+        ("latency", "p95_s"),
+        ("specific", "hit_at_5"),
+    ]:
         assert key in saved[sec], (sec, key)
         v = saved[sec][key]
         assert v is None or (0.0 <= v <= (1e4 if sec == "latency" else 1.0)), (sec, key, v)

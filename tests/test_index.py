@@ -69,8 +69,10 @@ def test_changed_abstract_replaces_its_chunks(settings, embedder, seed_papers):
     before = index.count()
     target = seed_papers[1]
     old_ids = index._chunk_ids_of([target.paper_id])
-    changed = [replace(p, text="A completely rewritten abstract about protein folding.") if p is target else p
-               for p in seed_papers]
+    changed = [
+        replace(p, text="A completely rewritten abstract about protein folding.") if p is target else p
+        for p in seed_papers
+    ]
     rep = index.ingest(changed, embedder, progress=False)
     new_ids = index._chunk_ids_of([target.paper_id])
     assert rep.added == 1 and rep.removed == len(old_ids)
@@ -99,7 +101,12 @@ def _synthetic_corpus(path, seed_papers, copies=6):
     with open(path, "w") as f:
         for k in range(copies):
             for p in seed_papers:
-                f.write(json.dumps({"id": f"{p.paper_id}-v{k}", "title": p.title, "abstract": f"Variant {k}. {p.text}"}) + "\n")
+                f.write(
+                    json.dumps(
+                        {"id": f"{p.paper_id}-v{k}", "title": p.title, "abstract": f"Variant {k}. {p.text}"}
+                    )
+                    + "\n"
+                )
     return copies * len(seed_papers)
 
 
@@ -108,7 +115,7 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
     n = _synthetic_corpus(corpus, seed_papers)
     data = tmp_path / "data"
     env = {**os.environ, "RAG_INGEST_BLOCK": "24", "RAG_DATA_DIR": str(data)}
-    cmd = [sys.executable, "-m", "rag", "ingest", str(corpus)]
+    cmd = [sys.executable, "-m", "iclr_rag", "ingest", str(corpus)]
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     seen, buf = 0, b""
     while proc.poll() is None:
@@ -160,8 +167,10 @@ def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(t
     """Stale clean-up is per source file identity, not per basename (it used to delete the other file's papers)."""
     from rag.corpus import read_file
 
-    rows = [{"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic number {i}. It works well."}
-            for i in range(6)]
+    rows = [
+        {"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic number {i}. It works well."}
+        for i in range(6)
+    ]
     for name, part in (("a", rows[:3]), ("b", rows[3:])):
         (tmp_path / name).mkdir()
         (tmp_path / name / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in part))

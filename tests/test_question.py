@@ -1,4 +1,5 @@
 """Question analysis: named terms, answerability (refusal) and the sources a question is about."""
+
 import pytest
 
 from rag.cite import Judge
@@ -29,7 +30,9 @@ def test_quantity_questions_need_the_asked_quantity_in_the_named_paper(judge):
     assert quantity_heads("How many GPU hours does MR.Q need?") == {"hour"}
     assert quantity_heads("What learning rate and batch size were used?") == {"rate", "size"}
     hits = [Hit(RL, 1.0), Hit(CEL, 0.5)]
-    assert answerability("How many continuous-control tasks does MR.Q match baselines on?", hits, judge)[0] > 0.3
+    assert (
+        answerability("How many continuous-control tasks does MR.Q match baselines on?", hits, judge)[0] > 0.3
+    )
     score, why = answerability("How many training hours does MR.Q need?", hits, judge)
     assert score == 0.0 and "hour" in why  # the abstract counts tasks, not hours
     # Celcomen states an accuracy, MR.Q doesn't: the question is about MR.Q
@@ -40,7 +43,9 @@ def test_quantity_questions_need_the_asked_quantity_in_the_named_paper(judge):
 def test_which_paper_coverage_weighs_rare_words():
     words = {"generat", "graph", "protein"}
     assert idf_coverage(words, [Hit(CEL, 1.0)], None) == pytest.approx(2 / 3)
-    assert idf_coverage(words, [Hit(CEL, 1.0)], lambda w: 5.0 if w == "protein" else 1.0) == pytest.approx(2 / 7)
+    assert idf_coverage(words, [Hit(CEL, 1.0)], lambda w: 5.0 if w == "protein" else 1.0) == pytest.approx(
+        2 / 7
+    )
 
 
 def test_focus_picks_the_papers_the_question_is_about(judge):
@@ -48,5 +53,10 @@ def test_focus_picks_the_papers_the_question_is_about(judge):
     assert focus("What does Celcomen do?", hits, judge, 0.95, 0.7) == {1}
     assert focus("What does MR.Q use?", hits, judge, 0.95, 0.7) == {2}  # named terms beat the rank
     assert focus("Compare Celcomen and MR.Q.", hits, judge, 0.95, 0.7) == {1, 2}
-    assert focus("Which agent matches baselines on continuous-control tasks?", [Hit(RL, 1.0), Hit(CEL, 0.5)],
-                 judge, 0.95, 0.7) == {1}
+    assert focus(
+        "Which agent matches baselines on continuous-control tasks?",
+        [Hit(RL, 1.0), Hit(CEL, 0.5)],
+        judge,
+        0.95,
+        0.7,
+    ) == {1}

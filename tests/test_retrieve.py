@@ -25,7 +25,9 @@ def test_results_are_distinct_papers_with_their_chunks(seed_engine):
 
 
 def test_dense_mode_finds_paraphrase(seed_engine):
-    hits = seed_engine.retriever.retrieve("re-identifying people across different surveillance cameras", 3, "dense")
+    hits = seed_engine.retriever.retrieve(
+        "re-identifying people across different surveillance cameras", 3, "dense"
+    )
     assert any(_key(h) == ("002_fdada5ea96b8bec8.txt", 0) for h in hits)
 
 
@@ -64,17 +66,28 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
     from dataclasses import replace
 
     target = next(p for p in seed_papers if len(p.text) < 1000)
-    changed = [replace(p, text="Celcomen-free rewrite about protein folding." ) if p is target else p for p in seed_papers]
+    changed = [
+        replace(p, text="Celcomen-free rewrite about protein folding.") if p is target else p
+        for p in seed_papers
+    ]
     other.ingest(changed, embedder, progress=False)
     assert r.bm25().fingerprint != fp2
-    hit = next(h for h in r.retrieve("rewrite about protein folding", 5, "hybrid") if h.paper.paper_id == target.paper_id)
-    assert hit.paper.text.startswith("Celcomen-free") and all(hit.paper.text[c.start : c.end] == c.text for c in hit.chunks)
+    hit = next(
+        h
+        for h in r.retrieve("rewrite about protein folding", 5, "hybrid")
+        if h.paper.paper_id == target.paper_id
+    )
+    assert hit.paper.text.startswith("Celcomen-free") and all(
+        hit.paper.text[c.start : c.end] == c.text for c in hit.chunks
+    )
 
 
 def test_followup_is_condensed_with_history(seed_engine, fake_llm):
     fake_llm.reply = lambda m: "What datasets was it validated on?"  # a poor rewrite that lost the subject
-    history = [{"role": "user", "content": "What does Celcomen do?"},
-               {"role": "assistant", "content": "Celcomen is a generative graph neural network [1]."}]
+    history = [
+        {"role": "user", "content": "What does Celcomen do?"},
+        {"role": "assistant", "content": "Celcomen is a generative graph neural network [1]."},
+    ]
     standalone = seed_engine.condense("What datasets did they validate it on?", history)
     assert "Celcomen" in standalone
     hits = seed_engine.retriever.retrieve(standalone, 5, "hybrid")

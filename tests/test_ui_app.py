@@ -4,6 +4,7 @@ Covers: the `/ask` API (streaming, JSON answer, follow-ups), per-session history
 errors in plain words, the loading state, model profiles, auth, host warning, and eight
 simultaneous sessions.
 """
+
 from __future__ import annotations
 
 import os
@@ -133,7 +134,11 @@ def test_copy_answer_gives_markdown_with_references(client):
     md = client.predict(api_name="/copy_answer")
     md = md["value"] if isinstance(md, dict) else md
     assert md.startswith("**Q:** What does Celcomen do?")
-    assert re.search(r"^\[1\] .+\. ICLR 2025 \(Accept \(Poster\)\)\. <https://openreview\.net/forum\?id=Tqdsruwyac>$", md, re.M)
+    assert re.search(
+        r"^\[1\] .+\. ICLR 2025 \(Accept \(Poster\)\)\. <https://openreview\.net/forum\?id=Tqdsruwyac>$",
+        md,
+        re.M,
+    )
 
 
 def test_settings_reach_the_engine(client, engine):
@@ -194,8 +199,9 @@ def test_question_during_loading_waits_then_answers():
     holder = EngineHolder(loader=loader).start()
     with running_app(holder) as (url, _):
         assert holder.state == "loading"
-        job = Client(url, verbose=False).submit("What does Celcomen do?", "Answer", 5, "hybrid", "qwen0.5b",
-                                                api_name=ASK)
+        job = Client(url, verbose=False).submit(
+            "What does Celcomen do?", "Answer", 5, "hybrid", "qwen0.5b", api_name=ASK
+        )
         deadline = time.time() + 60
         while not any(o and "Waiting for the models to load" in o[0] for o in job.outputs()):
             assert time.time() < deadline, "no 'waiting' update while loading"
@@ -251,7 +257,9 @@ def test_serve_is_up_before_the_engine_has_loaded(monkeypatch, tmp_path):
         return eng
 
     monkeypatch.setattr(app, "load_engine", fake_load)
-    demo = app.serve(Settings(data_dir=tmp_path, top_k=4, mode="bm25"), port=free_port(), auth="", block=False)
+    demo = app.serve(
+        Settings(data_dir=tmp_path, top_k=4, mode="bm25"), port=free_port(), auth="", block=False
+    )
     try:
         holder = demo._iclr_holder
         assert holder.state == "loading"
@@ -287,7 +295,7 @@ def test_auth_requires_login():
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(url + "config", timeout=10)
         assert e.value.code in (401, 403)
-        with pytest.raises(Exception):
+        with pytest.raises(Exception):  # noqa: B017 - gradio_client raises its own auth error types
             Client(url, verbose=False)
         c = Client(url, auth=("ann", "pw"), verbose=False)
         _, _, data, _ = ask(c, "What does Celcomen do?")

@@ -8,6 +8,7 @@ The engine is a fixture, `ui_engine`, parametrized over ENGINES:
   (real retrieval, citation binding and verification);
 - "real": the same with the real packaged LLM (marked slow: `-m "not slow"` skips it).
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,13 @@ from tests.ui_support import (
 sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = os.environ.get("RAG_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 VIEWPORT = {"width": 1440, "height": 960}
 T = 60_000  # ms; generous for the real engine on 2 CPU cores
@@ -49,8 +55,9 @@ def make_real(request):
     from rag.answer import Engine
     from tests.conftest import make_settings
 
-    engine = Engine(make_settings(request.getfixturevalue("seed_data_dir")),
-                    embedder=request.getfixturevalue("embedder"))
+    engine = Engine(
+        make_settings(request.getfixturevalue("seed_data_dir")), embedder=request.getfixturevalue("embedder")
+    )
     engine.warm_up()
     return engine
 
@@ -61,7 +68,9 @@ ENGINES = {"fake": make_fake, "seed": make_seed, "real": make_real}
 @pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: install it with `apt-get install -y chromium` (or set RAG_CHROMIUM)")
+        pytest.fail(
+            f"{CHROMIUM} not found: install it with `apt-get install -y chromium` (or set RAG_CHROMIUM)"
+        )
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b
@@ -89,7 +98,11 @@ class Page:
 
     def external_requests(self) -> list[str]:
         origin = self.url.rstrip("/")
-        return [u for u in self.requests if not (u.startswith(origin) or u.startswith("data:") or u.startswith("blob:"))]
+        return [
+            u
+            for u in self.requests
+            if not (u.startswith(origin) or u.startswith("data:") or u.startswith("blob:"))
+        ]
 
     def wait_ready(self):
         self.page.wait_for_selector("#send:not([disabled])", timeout=T)
@@ -195,7 +208,7 @@ def test_hostile_abstract_neither_executes_nor_loads(open_page):
             p = open_page(url)
             page = p.page
             p.wait_ready()
-            p.ask(f"verbatim {XSS_MARKER} tracking pixels <img src=x onerror=\"window.__xss=8\">")
+            p.ask(f'verbatim {XSS_MARKER} tracking pixels <img src=x onerror="window.__xss=8">')
             page.locator("#chat a.cite-chip").first.click()
             # open every collapsed section and toggle scores so everything gets rendered
             page.evaluate("() => document.querySelectorAll('#sources details').forEach(d => d.open = true)")
@@ -208,15 +221,22 @@ def test_hostile_abstract_neither_executes_nor_loads(open_page):
 
             assert page.evaluate("typeof window.__xss") == "undefined"
             assert counter.hits == []
-            assert page.evaluate("document.querySelectorAll('#chat img, #sources img, #chat script, #sources script').length") == 0
+            assert (
+                page.evaluate(
+                    "document.querySelectorAll('#chat img, #sources img, #chat script, #sources script').length"
+                )
+                == 0
+            )
             chat_text = page.locator("#chat").inner_text()
             sources_text = page.locator("#sources").inner_text()
             assert "<script>window.__xss = 2;" in sources_text
             assert f"![x]({track})" in sources_text
             assert '<img src=x onerror="window.__xss=1">' in sources_text  # the title, as text
-            assert "<img src=x onerror=\"window.__xss=8\">" in chat_text  # the question, as text
+            assert '<img src=x onerror="window.__xss=8">' in chat_text  # the question, as text
             assert "${window.__xss=6}" in chat_text
-            hrefs = page.evaluate("Array.from(document.querySelectorAll('#chat a, #sources a')).map(a => a.getAttribute('href'))")
+            hrefs = page.evaluate(
+                "Array.from(document.querySelectorAll('#chat a, #sources a')).map(a => a.getAttribute('href'))"
+            )
             assert all(h.startswith("#") or h.startswith("https://openreview.net/") for h in hrefs), hrefs
             assert p.external_requests() == []
 
@@ -259,15 +279,20 @@ def test_examples_follow_ups_copy_and_new_chat(open_page):
 
         # an example question is clickable and answered
         page.locator("#examples button.example-q", has_text="What does Celcomen do?").click()
-        page.wait_for_function("document.querySelector('#chat .turn .answer-text') && "
-                               "!document.querySelector('#chat .bubble.pending')", timeout=T)
+        page.wait_for_function(
+            "document.querySelector('#chat .turn .answer-text') && "
+            "!document.querySelector('#chat .bubble.pending')",
+            timeout=T,
+        )
         assert page.locator("#hint .hint").count() == 0
 
         # a follow-up in Summarize mode keeps the history
         page.locator("#task label", has_text="Summarize").click()
         p.ask("Summarize retrieval-augmented adaptation")
         assert eng.calls[-1].task == "summarize"
-        assert [m["content"] for m in eng.calls[-1].history if m["role"] == "user"] == ["What does Celcomen do?"]
+        assert [m["content"] for m in eng.calls[-1].history if m["role"] == "user"] == [
+            "What does Celcomen do?"
+        ]
         assert page.locator("#chat .turn").count() == 2
         # clicking a chip of the first answer switches the panel back to its sources
         page.locator('#chat a.cite-chip[data-turn="0"]').first.click()
@@ -278,8 +303,9 @@ def test_examples_follow_ups_copy_and_new_chat(open_page):
         page.click("#copy-btn")
         box = page.locator("#copy-box textarea")
         box.wait_for(timeout=T)
-        page.wait_for_function("document.querySelector('#copy-box textarea').value.includes('References')",
-                               timeout=T)
+        page.wait_for_function(
+            "document.querySelector('#copy-box textarea').value.includes('References')", timeout=T
+        )
         assert box.input_value().startswith("**Q:** Summarize retrieval-augmented adaptation")
 
         # an over-long question is explained, in the chat, without a traceback
@@ -340,7 +366,9 @@ def test_second_question_typed_while_first_streams(open_page):
             timeout=T,
         )
         assert [c.question for c in eng.calls] == ["What does Celcomen do?", "How was it validated?"]
-        assert [m["content"] for m in eng.calls[1].history if m["role"] == "user"] == ["What does Celcomen do?"]
+        assert [m["content"] for m in eng.calls[1].history if m["role"] == "user"] == [
+            "What does Celcomen do?"
+        ]
 
 
 def test_new_chat_in_the_middle_of_an_answer(open_page):

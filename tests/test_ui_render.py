@@ -1,4 +1,5 @@
 """Unit tests for ui/render.py: escaping, highlight offsets, chips, copy-Markdown."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,23 @@ from ui import render
 from ui.render import Turn
 
 ALLOWED_TAGS = {
-    "a", "article", "br", "details", "div", "em", "h3", "h4", "header", "li", "mark", "p",
-    "section", "span", "strong", "summary", "ul",
+    "a",
+    "article",
+    "br",
+    "details",
+    "div",
+    "em",
+    "h3",
+    "h4",
+    "header",
+    "li",
+    "mark",
+    "p",
+    "section",
+    "span",
+    "strong",
+    "summary",
+    "ul",
 }
 
 
@@ -123,7 +139,9 @@ def test_error_message_is_escaped():
 
 def test_merge_spans_clamps_sorts_and_merges():
     assert render.merge_spans([(10, 20), (0, 5), (15, 30), (40, 35), (-5, 2), (90, 200)], 100) == [
-        (0, 5), (10, 30), (90, 100)
+        (0, 5),
+        (10, 30),
+        (90, 100),
     ]
 
 
@@ -167,10 +185,22 @@ def test_source_card_highlights_supporting_sentences():
 
 
 def test_untitled_paper_is_labelled_file_hash_index():
-    c = Citation(n=1, paper_id=UNTITLED.paper_id, title=None, source_file=UNTITLED.source_file,
-                 index=UNTITLED.index, quote="x", spans=[(0, 10)])
-    a = Answer(question="q", answer="Routing [1].", citations=[c],
-               sentences=[Sentence("Routing [1].", [1], True, 0.9)], retrieved=[Hit(UNTITLED, 0.5)])
+    c = Citation(
+        n=1,
+        paper_id=UNTITLED.paper_id,
+        title=None,
+        source_file=UNTITLED.source_file,
+        index=UNTITLED.index,
+        quote="x",
+        spans=[(0, 10)],
+    )
+    a = Answer(
+        question="q",
+        answer="Routing [1].",
+        citations=[c],
+        sentences=[Sentence("Routing [1].", [1], True, 0.9)],
+        retrieved=[Hit(UNTITLED, 0.5)],
+    )
     html = render.render_sources([Turn(question="q", answer=a, status="done")])
     assert "002_fdada5ea96b8bec8.txt #4" in html
     assert "openreview" not in html.lower()  # no id, no link
@@ -192,20 +222,36 @@ def test_answer_body_chips_link_to_cards_and_dim_unsupported():
     html = render.render_answer_body(a, 2)
     assert_safe(html)
     assert 'data-turn="2" data-n="1"' in html
-    m = re.search(r'<span class="unsupported"[^>]*>(.*?)<span class="nf-mark">not found in the sources</span>', html)
+    m = re.search(
+        r'<span class="unsupported"[^>]*>(.*?)<span class="nf-mark">not found in the sources</span>', html
+    )
     assert m and "first method ever" in m.group(1)
     # every chip targets a card that exists in the sources panel
-    sources = render.render_sources([Turn("x", status="done")] * 2 + [Turn(a.question, answer=a, status="done")])
+    sources = render.render_sources(
+        [Turn("x", status="done")] * 2 + [Turn(a.question, answer=a, status="done")]
+    )
     for n in set(re.findall(r'data-turn="2" data-n="(\d+)"', html)):
         assert f'id="src-2-{n}"' in sources
 
 
 def test_sentence_without_marker_gets_chips_appended():
     p = corpus_papers()[0]
-    c = Citation(n=1, paper_id=p.paper_id, title=p.title, source_file=p.source_file, index=p.index,
-                 quote=p.text[:20], spans=[(0, 20)])
-    a = Answer(question="q", answer="A claim without markers.", citations=[c],
-               sentences=[Sentence("A claim without markers.", [1], True, 0.8)], retrieved=[Hit(p, 1.0)])
+    c = Citation(
+        n=1,
+        paper_id=p.paper_id,
+        title=p.title,
+        source_file=p.source_file,
+        index=p.index,
+        quote=p.text[:20],
+        spans=[(0, 20)],
+    )
+    a = Answer(
+        question="q",
+        answer="A claim without markers.",
+        citations=[c],
+        sentences=[Sentence("A claim without markers.", [1], True, 0.8)],
+        retrieved=[Hit(p, 1.0)],
+    )
     assert 'data-n="1"' in render.render_answer_body(a, 0)
 
 
@@ -214,7 +260,7 @@ def test_uncited_retrieved_are_collapsed_with_scores():
     assert len(a.retrieved) > len(a.citations)
     turn = Turn(a.question, answer=a, status="done")
     html = render.render_sources([turn], show_scores=True)
-    also = html[html.index('<details class="also">'):]
+    also = html[html.index('<details class="also">') :]
     assert "Also retrieved" in also
     assert re.search(r'<span class="score">0\.\d{3}</span>', also)
     assert "Also retrieved" in render.render_sources([turn], show_scores=False)
@@ -233,7 +279,10 @@ def test_refusal_shows_plainly_with_related_papers():
     # the engine's reason shows once, under the headline, without repeating it
     why = replace(a, answer=render.REFUSAL + " (no indexed abstract matches what the question describes.)")
     chat = render.render_chat([Turn("q", answer=why, status="done")])
-    assert chat.count(render.esc(render.REFUSAL)) == 1 and "Why: no indexed abstract matches what the question describes." in chat
+    assert (
+        chat.count(render.esc(render.REFUSAL)) == 1
+        and "Why: no indexed abstract matches what the question describes." in chat
+    )
 
 
 def test_only_latest_turn_sources_visible():
@@ -283,11 +332,22 @@ def test_status_banner_escapes():
 def test_markers_after_the_sentence_are_not_duplicated():
     # the engine's Sentence.text may stop before the markers: "… data. [1]"
     p = corpus_papers()[0]
-    c = Citation(n=1, paper_id=p.paper_id, title=p.title, source_file=p.source_file, index=p.index,
-                 quote=p.text[:20], spans=[(0, 20)])
-    a = Answer(question="q", answer="First claim. [1] Second claim. [1]", citations=[c],
-               sentences=[Sentence("First claim.", [1], True, 0.8), Sentence("Second claim.", [1], False, 0.1)],
-               retrieved=[Hit(p, 1.0)])
+    c = Citation(
+        n=1,
+        paper_id=p.paper_id,
+        title=p.title,
+        source_file=p.source_file,
+        index=p.index,
+        quote=p.text[:20],
+        spans=[(0, 20)],
+    )
+    a = Answer(
+        question="q",
+        answer="First claim. [1] Second claim. [1]",
+        citations=[c],
+        sentences=[Sentence("First claim.", [1], True, 0.8), Sentence("Second claim.", [1], False, 0.1)],
+        retrieved=[Hit(p, 1.0)],
+    )
     html = render.render_answer_body(a, 0)
     assert html.count('class="cite-chip"') == 2
     unsupported = re.search(r'<span class="unsupported".*?</span></span>', html).group(0)

@@ -7,6 +7,7 @@ The FakeEngine has the attributes of `rag.answer.Engine` that `ui/` uses: `setti
 `Answer`), `with_llm(name)`, `example_questions(n)`, `warm_up()` and `ingest_if_empty()`. It
 records every call in `engine.calls` so tests can check which history each session sent.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,52 +24,52 @@ from rag.types import Answer, Citation, Hit, Paper, Sentence
 
 CORPUS_ROWS = [
     {
-        'id': 'Tn5B6Udq3E',
-        'title': 'Physics of Language Models: Part 2.1, Grade-School Math and the Hidden Reasoning Process',
-        'decision': 'Accept (Poster)',
-        'abstract': "Recent advances in language models have demonstrated their capability to solve mathematical reasoning problems, achieving near-perfect accuracy on grade-school level math benchmarks like GSM8K. In this paper, we formally study how language models solve these problems. We design a series of controlled experiments to address several fundamental questions: (1) Can language models truly develop reasoning skills, or do they simply memorize templates? (2) What is the model's hidden (mental) reasoning process? (3) Do models solve math questions using skills similar to or different from humans? (4) Do models trained on GSM8K-like datasets develop reasoning skills beyond those necessary for solving GSM8K problems? (5) What mental process causes models to make reasoning mistakes? (6) How large or deep must a model be to effectively solve GSM8K-level math questions? Our study uncovers many hidden mechanisms by which language models solve mathematical questions, providing insights that extend beyond current understandings of LLMs.",
+        "id": "Tn5B6Udq3E",
+        "title": "Physics of Language Models: Part 2.1, Grade-School Math and the Hidden Reasoning Process",
+        "decision": "Accept (Poster)",
+        "abstract": "Recent advances in language models have demonstrated their capability to solve mathematical reasoning problems, achieving near-perfect accuracy on grade-school level math benchmarks like GSM8K. In this paper, we formally study how language models solve these problems. We design a series of controlled experiments to address several fundamental questions: (1) Can language models truly develop reasoning skills, or do they simply memorize templates? (2) What is the model's hidden (mental) reasoning process? (3) Do models solve math questions using skills similar to or different from humans? (4) Do models trained on GSM8K-like datasets develop reasoning skills beyond those necessary for solving GSM8K problems? (5) What mental process causes models to make reasoning mistakes? (6) How large or deep must a model be to effectively solve GSM8K-level math questions? Our study uncovers many hidden mechanisms by which language models solve mathematical questions, providing insights that extend beyond current understandings of LLMs.",
     },
     {
-        'id': 'Tpjq66xwTq',
-        'title': 'Real-time design of architectural structures with differentiable mechanics and neural networks',
-        'decision': 'Accept (Poster)',
-        'abstract': 'Designing mechanically efficient geometry for architectural structures like shells, towers, and bridges, is an expensive iterative process. Existing techniques for solving such inverse problems rely on traditional optimization methods, which are slow and computationally expensive, limiting iteration speed and design exploration. Neural networks would seem to offer a solution via data-driven amortized optimization, but they often require extensive fine-tuning and cannot ensure that important design criteria, such as mechanical integrity, are met. In this work, we combine neural networks with a differentiable mechanics simulator to develop a model that accelerates the solution of shape approximation problems for architectural structures represented as bar systems. This model explicitly guarantees compliance with mechanical constraints while generating designs that closely match target geometries. We validate our approach in two tasks, the design of masonry shells and cable-net towers. Our model achieves better accuracy and generalization than fully neural alternatives, and comparable accuracy to direct optimization but in real time, enabling fast and reliable design exploration. We further demonstrate its advantages by integrating it into 3D modeling software and fabricating a physical prototype. Our work opens up new opportunities for accelerated mechanical design enhanced by neural networks for the built environment.',
+        "id": "Tpjq66xwTq",
+        "title": "Real-time design of architectural structures with differentiable mechanics and neural networks",
+        "decision": "Accept (Poster)",
+        "abstract": "Designing mechanically efficient geometry for architectural structures like shells, towers, and bridges, is an expensive iterative process. Existing techniques for solving such inverse problems rely on traditional optimization methods, which are slow and computationally expensive, limiting iteration speed and design exploration. Neural networks would seem to offer a solution via data-driven amortized optimization, but they often require extensive fine-tuning and cannot ensure that important design criteria, such as mechanical integrity, are met. In this work, we combine neural networks with a differentiable mechanics simulator to develop a model that accelerates the solution of shape approximation problems for architectural structures represented as bar systems. This model explicitly guarantees compliance with mechanical constraints while generating designs that closely match target geometries. We validate our approach in two tasks, the design of masonry shells and cable-net towers. Our model achieves better accuracy and generalization than fully neural alternatives, and comparable accuracy to direct optimization but in real time, enabling fast and reliable design exploration. We further demonstrate its advantages by integrating it into 3D modeling software and fabricating a physical prototype. Our work opens up new opportunities for accelerated mechanical design enhanced by neural networks for the built environment.",
     },
     {
-        'id': 'TqYjhJrp9m',
-        'title': 'Zero-shot forecasting of chaotic systems',
-        'decision': 'Accept (Poster)',
-        'abstract': "Time-series forecasting is a challenging problem that traditionally requires specialized models custom-trained for the specific task at hand. Recently, inspired by the success of large language models, foundation models pre-trained on vast amounts of time-series data from diverse domains have emerged as a promising candidate for general-purpose time-series forecasting. The defining characteristic of these foundation models is their ability to perform zero-shot learning, that is, forecasting a new system from limited context data without explicit re-training or fine-tuning. Here, we evaluate whether the zero-shot learning paradigm extends to the challenging task of forecasting chaotic systems. Across 135 distinct chaotic dynamical systems and $10^8$ timepoints, we find that foundation models produce competitive forecasts compared to custom-trained models (including NBEATS, TiDE, etc.), particularly when training data is limited. Interestingly, even after point forecasts fail, large foundation models are able to preserve the geometric and statistical properties of the chaotic attractors. We attribute this success to foundation models' ability to perform in-context learning and identify context parroting as a simple mechanism used by these models to capture the long-term behavior of chaotic dynamical systems. Our results highlight the potential of foundation models as a tool for probing nonlinear and complex systems.",
+        "id": "TqYjhJrp9m",
+        "title": "Zero-shot forecasting of chaotic systems",
+        "decision": "Accept (Poster)",
+        "abstract": "Time-series forecasting is a challenging problem that traditionally requires specialized models custom-trained for the specific task at hand. Recently, inspired by the success of large language models, foundation models pre-trained on vast amounts of time-series data from diverse domains have emerged as a promising candidate for general-purpose time-series forecasting. The defining characteristic of these foundation models is their ability to perform zero-shot learning, that is, forecasting a new system from limited context data without explicit re-training or fine-tuning. Here, we evaluate whether the zero-shot learning paradigm extends to the challenging task of forecasting chaotic systems. Across 135 distinct chaotic dynamical systems and $10^8$ timepoints, we find that foundation models produce competitive forecasts compared to custom-trained models (including NBEATS, TiDE, etc.), particularly when training data is limited. Interestingly, even after point forecasts fail, large foundation models are able to preserve the geometric and statistical properties of the chaotic attractors. We attribute this success to foundation models' ability to perform in-context learning and identify context parroting as a simple mechanism used by these models to capture the long-term behavior of chaotic dynamical systems. Our results highlight the potential of foundation models as a tool for probing nonlinear and complex systems.",
     },
     {
-        'id': 'Tqdsruwyac',
-        'title': 'Estimation of single-cell and tissue perturbation effect in spatial transcriptomics via Spatial Causal Disentanglement',
-        'decision': 'Accept (Poster)',
-        'abstract': "Models of Virtual Cells and Virtual Tissues at single-cell resolution would allow us to test perturbations in silico and accelerate progress in tissue and cell engineering. However, most such models are not rooted in causal inference and as a result, could mistake correlation for causation. We introduce Celcomen, a novel generative graph neural network grounded in mathematical causality to disentangle intra- and inter-cellular gene regulation in spatial transcriptomics and single-cell data. Celcomen can also be prompted by perturbations to generate spatial counterfactuals, thus offering insights into experimentally inaccessible states, with potential applications in human health. We validate the model's disentanglement and identifiability through simulations, and demonstrate its counterfactual predictions in clinically relevant settings, including human glioblastoma and fetal spleen, recovering inflammation-related gene programs post immune system perturbation. Moreover, it supports mechanistic interpretability, as its parameters can be reverse-engineered from observed behavior, making it an accessible model for understanding both neural networks and complex biological systems.",
+        "id": "Tqdsruwyac",
+        "title": "Estimation of single-cell and tissue perturbation effect in spatial transcriptomics via Spatial Causal Disentanglement",
+        "decision": "Accept (Poster)",
+        "abstract": "Models of Virtual Cells and Virtual Tissues at single-cell resolution would allow us to test perturbations in silico and accelerate progress in tissue and cell engineering. However, most such models are not rooted in causal inference and as a result, could mistake correlation for causation. We introduce Celcomen, a novel generative graph neural network grounded in mathematical causality to disentangle intra- and inter-cellular gene regulation in spatial transcriptomics and single-cell data. Celcomen can also be prompted by perturbations to generate spatial counterfactuals, thus offering insights into experimentally inaccessible states, with potential applications in human health. We validate the model's disentanglement and identifiability through simulations, and demonstrate its counterfactual predictions in clinically relevant settings, including human glioblastoma and fetal spleen, recovering inflammation-related gene programs post immune system perturbation. Moreover, it supports mechanistic interpretability, as its parameters can be reverse-engineered from observed behavior, making it an accessible model for understanding both neural networks and complex biological systems.",
     },
     {
-        'id': 'TrJ36UfD9P',
-        'title': 'Methods with Local Steps and Random Reshuffling for Generally Smooth Non-Convex Federated Optimization',
-        'decision': 'Accept (Poster)',
-        'abstract': "Non-convex Machine Learning problems typically do not adhere to the standard smoothness assumption. Based on empirical findings, Zhang et al. (2020b) proposed a more realistic generalized $(L_0,L_1)$-smoothness assumption, though it remains largely unexplored. Many existing algorithms designed for standard smooth problems need to be revised. However, in the context of Federated Learning, only a few works address this problem but rely on additional limiting assumptions. In this paper, we address this gap in the literature: we propose and analyze new methods with local steps, partial participation of clients, and Random Reshuffling without extra restrictive assumptions beyond generalized smoothness. The proposed methods are based on the proper interplay between clients' and server's stepsizes and gradient clipping. Furthermore, we perform the first analysis of these methods under the Polyak-Łojasiewicz condition. Our theory is consistent with the known results for standard smooth problems, and our experimental results support the theoretical insights.",
+        "id": "TrJ36UfD9P",
+        "title": "Methods with Local Steps and Random Reshuffling for Generally Smooth Non-Convex Federated Optimization",
+        "decision": "Accept (Poster)",
+        "abstract": "Non-convex Machine Learning problems typically do not adhere to the standard smoothness assumption. Based on empirical findings, Zhang et al. (2020b) proposed a more realistic generalized $(L_0,L_1)$-smoothness assumption, though it remains largely unexplored. Many existing algorithms designed for standard smooth problems need to be revised. However, in the context of Federated Learning, only a few works address this problem but rely on additional limiting assumptions. In this paper, we address this gap in the literature: we propose and analyze new methods with local steps, partial participation of clients, and Random Reshuffling without extra restrictive assumptions beyond generalized smoothness. The proposed methods are based on the proper interplay between clients' and server's stepsizes and gradient clipping. Furthermore, we perform the first analysis of these methods under the Polyak-Łojasiewicz condition. Our theory is consistent with the known results for standard smooth problems, and our experimental results support the theoretical insights.",
     },
     {
-        'id': 'Nq7yKYL0Bp',
-        'title': 'ProtPainter: Draw or Drag Protein via Topology-guided Diffusion',
-        'decision': 'Accept (Poster)',
-        'abstract': "Recent advances in protein backbone generation have achieved promising results under structural, functional, or physical constraints. However, existing methods lack the flexibility for precise topology control, limiting navigation of the backbone space. We present $\\textbf{ProtPainter}$, a diffusion-based approach for generating protein backbones conditioned on 3D curves. ProtPainter follows a two-stage process: curve-based sketching and sketch-guided backbone generation. For the first stage, we propose $\\textbf{CurveEncoder}$, which predicts secondary structure annotations from a curve to parametrize sketch generation. For the second stage, the sketch guides the generative process in Denoising Diffusion Probabilistic Modeling (DDPM) to generate backbones. During the process, we further introduce a fusion scheduling scheme, Helix-Gating, to control the scaling factors. To evaluate, we propose the first benchmark for topology-conditioned protein generation, introducing Protein Restoration Task and a new metric, self-consistency Topology Fitness (scTF). Experiments demonstrate ProtPainter's ability to generate topology-fit (scTF $>$ 0.8) and designable (scTM $>$ 0.5) backbones, with drawing and dragging tasks showcasing its flexibility and versatility.",
+        "id": "Nq7yKYL0Bp",
+        "title": "ProtPainter: Draw or Drag Protein via Topology-guided Diffusion",
+        "decision": "Accept (Poster)",
+        "abstract": "Recent advances in protein backbone generation have achieved promising results under structural, functional, or physical constraints. However, existing methods lack the flexibility for precise topology control, limiting navigation of the backbone space. We present $\\textbf{ProtPainter}$, a diffusion-based approach for generating protein backbones conditioned on 3D curves. ProtPainter follows a two-stage process: curve-based sketching and sketch-guided backbone generation. For the first stage, we propose $\\textbf{CurveEncoder}$, which predicts secondary structure annotations from a curve to parametrize sketch generation. For the second stage, the sketch guides the generative process in Denoising Diffusion Probabilistic Modeling (DDPM) to generate backbones. During the process, we further introduce a fusion scheduling scheme, Helix-Gating, to control the scaling factors. To evaluate, we propose the first benchmark for topology-conditioned protein generation, introducing Protein Restoration Task and a new metric, self-consistency Topology Fitness (scTF). Experiments demonstrate ProtPainter's ability to generate topology-fit (scTF $>$ 0.8) and designable (scTM $>$ 0.5) backbones, with drawing and dragging tasks showcasing its flexibility and versatility.",
     },
     {
-        'id': 'NxyfSW6mLK',
-        'title': 'REGENT: A Retrieval-Augmented Generalist Agent That Can Act In-Context in New Environments',
-        'decision': 'Accept (Oral)',
-        'abstract': "Building generalist agents that can rapidly adapt to new environments is a key challenge for deploying AI in the digital and real worlds. Is scaling current agent architectures the most effective way to build generalist agents? We propose a novel approach to pre-train relatively small policies on relatively small datasets and adapt them to unseen environments via in-context learning, without any finetuning. Our key idea is that retrieval offers a powerful bias for fast adaptation. Indeed, we demonstrate that even a simple retrieval-based 1-nearest neighbor agent offers a surprisingly strong baseline for today's state-of-the-art generalist agents. From this starting point, we construct a semi-parametric agent, REGENT, that trains a transformer-based policy on sequences of queries and retrieved neighbors. REGENT can generalize to unseen robotics and game-playing environments via retrieval augmentation and in-context learning, achieving this with up to 3x fewer parameters and up to an order-of-magnitude fewer pre-training datapoints, significantly outperforming today's state-of-the-art generalist agents.",
+        "id": "NxyfSW6mLK",
+        "title": "REGENT: A Retrieval-Augmented Generalist Agent That Can Act In-Context in New Environments",
+        "decision": "Accept (Oral)",
+        "abstract": "Building generalist agents that can rapidly adapt to new environments is a key challenge for deploying AI in the digital and real worlds. Is scaling current agent architectures the most effective way to build generalist agents? We propose a novel approach to pre-train relatively small policies on relatively small datasets and adapt them to unseen environments via in-context learning, without any finetuning. Our key idea is that retrieval offers a powerful bias for fast adaptation. Indeed, we demonstrate that even a simple retrieval-based 1-nearest neighbor agent offers a surprisingly strong baseline for today's state-of-the-art generalist agents. From this starting point, we construct a semi-parametric agent, REGENT, that trains a transformer-based policy on sequences of queries and retrieved neighbors. REGENT can generalize to unseen robotics and game-playing environments via retrieval augmentation and in-context learning, achieving this with up to 3x fewer parameters and up to an order-of-magnitude fewer pre-training datapoints, significantly outperforming today's state-of-the-art generalist agents.",
     },
     {
-        'id': 'V3zobHnS61',
-        'title': 'RA-TTA: Retrieval-Augmented Test-Time Adaptation for Vision-Language Models',
-        'decision': 'Accept (Poster)',
-        'abstract': "Vision-language models (VLMs) are known to be susceptible to distribution shifts between pre-training data and test data, and test-time adaptation (TTA) methods for VLMs have been proposed to mitigate the detrimental impact of the distribution shifts. However, the existing methods solely rely on the internal knowledge encoded within the model parameters, which are constrained to pre-training data. To complement the limitation of the internal knowledge, we propose **Retrieval-Augmented-TTA (RA-TTA)** for adapting VLMs to test distribution using **external** knowledge obtained from a web-scale image database. By fully exploiting the bi-modality of VLMs, RA-TTA **adaptively** retrieves proper external images for each test image to refine VLMs' predictions using the retrieved external images, where fine-grained **text descriptions** are leveraged to extend the granularity of external knowledge. Extensive experiments on 17 datasets demonstrate that the proposed RA-TTA outperforms the state-of-the-art methods by 3.01-9.63\\% on average.",
+        "id": "V3zobHnS61",
+        "title": "RA-TTA: Retrieval-Augmented Test-Time Adaptation for Vision-Language Models",
+        "decision": "Accept (Poster)",
+        "abstract": "Vision-language models (VLMs) are known to be susceptible to distribution shifts between pre-training data and test data, and test-time adaptation (TTA) methods for VLMs have been proposed to mitigate the detrimental impact of the distribution shifts. However, the existing methods solely rely on the internal knowledge encoded within the model parameters, which are constrained to pre-training data. To complement the limitation of the internal knowledge, we propose **Retrieval-Augmented-TTA (RA-TTA)** for adapting VLMs to test distribution using **external** knowledge obtained from a web-scale image database. By fully exploiting the bi-modality of VLMs, RA-TTA **adaptively** retrieves proper external images for each test image to refine VLMs' predictions using the retrieved external images, where fine-grained **text descriptions** are leveraged to extend the granularity of external knowledge. Extensive experiments on 17 datasets demonstrate that the proposed RA-TTA outperforms the state-of-the-art methods by 3.01-9.63\\% on average.",
     },
 ]
 
@@ -99,7 +100,7 @@ def xss_paper(track_url: str = "http://127.0.0.1:9/track.png") -> Paper:
         text=(
             f"The {XSS_MARKER} study measures tracking pixels in abstracts. "
             "<script>window.__xss = 2; fetch('" + track_url + "?script')</script> "
-            f"It embeds <img src=\"{track_url}?img\" onerror=\"window.__xss=1\"> an image. "
+            f'It embeds <img src="{track_url}?img" onerror="window.__xss=1"> an image. '
             f"It also embeds ![x]({track_url}) a Markdown image and [a link](javascript:window.__xss=5). "
             "Templates like ${window.__xss=6} and {{constructor.constructor('window.__xss=7')()}} stay text."
         ),
@@ -178,13 +179,17 @@ class FakeEngine:
         self.token_delay = token_delay
         self.profile_load_delay = profile_load_delay
         self.settings = Settings(llm=llm_name, max_question_chars=max_question_chars)
-        self._shared = _shared if _shared is not None else {
-            "calls": [],
-            "lock": threading.Lock(),
-            "profiles": {},
-            "active": 0,
-            "max_active": 0,
-        }
+        self._shared = (
+            _shared
+            if _shared is not None
+            else {
+                "calls": [],
+                "lock": threading.Lock(),
+                "profiles": {},
+                "active": 0,
+                "max_active": 0,
+            }
+        )
         self._shared["profiles"].setdefault(llm_name, self)
 
     # -- bookkeeping visible to tests
@@ -214,7 +219,7 @@ class FakeEngine:
         """The corpus is in memory: nothing to index."""
         return None
 
-    def with_llm(self, name: str) -> "FakeEngine":
+    def with_llm(self, name: str) -> FakeEngine:
         with self._shared["lock"]:
             eng = self._shared["profiles"].get(name)
         if eng is None:
@@ -289,12 +294,21 @@ class FakeEngine:
             yield "Let me "
             raise RuntimeError("llama went out to lunch (simulated model failure)")
         qw = set(words(question)) or set(words(query))
-        usable = [h for h in hits if set(words(h.paper.text + " " + (h.paper.title or ""))) & set(words(query))]
+        usable = [
+            h for h in hits if set(words(h.paper.text + " " + (h.paper.title or ""))) & set(words(query))
+        ]
         if not usable:
             text = "The indexed abstracts don't answer this question."
             yield from self._tokens(text)
-            yield Answer(question=question, answer=text, citations=[], sentences=[], retrieved=hits,
-                         refused=True, timings={"total": time.perf_counter() - t0})
+            yield Answer(
+                question=question,
+                answer=text,
+                citations=[],
+                sentences=[],
+                retrieved=hits,
+                refused=True,
+                timings={"total": time.perf_counter() - t0},
+            )
             return
         citations: list[Citation] = []
         sentences: list[Sentence] = []
@@ -303,7 +317,7 @@ class FakeEngine:
         for n, h in enumerate(picked, 1):
             text = h.paper.text
             spans = split_sentences(text)
-            ranked = sorted(spans, key=lambda se: -len(qw & set(words(text[se[0]:se[1]]))))
+            ranked = sorted(spans, key=lambda se: -len(qw & set(words(text[se[0] : se[1]]))))
             best = ranked[:1] if task == "summarize" or n > 1 else ranked[:2]
             if "verbatim" in question.lower() and n == 1:
                 best = list(spans)  # quote the whole abstract (used by the XSS tests)
@@ -315,11 +329,19 @@ class FakeEngine:
                     claim = f"{h.paper.label}: {claim}"
                 pieces.append(claim)
                 sentences.append(Sentence(text=claim, citations=[n], supported=True, support_score=0.9))
-            citations.append(Citation(
-                n=n, paper_id=h.paper.paper_id, title=h.paper.title, source_file=h.paper.source_file,
-                index=h.paper.index, quote=text[best[0][0]:best[0][1]],
-                quote_start=best[0][0], quote_end=best[0][1], spans=list(best),
-            ))
+            citations.append(
+                Citation(
+                    n=n,
+                    paper_id=h.paper.paper_id,
+                    title=h.paper.title,
+                    source_file=h.paper.source_file,
+                    index=h.paper.index,
+                    quote=text[best[0][0] : best[0][1]],
+                    quote_start=best[0][0],
+                    quote_end=best[0][1],
+                    spans=list(best),
+                )
+            )
         if "speculate" in question.lower():
             extra = "It is the first method ever to solve this problem completely."
             pieces.append(extra)
@@ -330,8 +352,12 @@ class FakeEngine:
             answer_text = f"{len(picked)} papers on this topic:\n" + answer_text
         yield from self._tokens(answer_text)
         yield Answer(
-            question=question, answer=answer_text, citations=citations, sentences=sentences,
-            retrieved=hits, standalone_question=query,
+            question=question,
+            answer=answer_text,
+            citations=citations,
+            sentences=sentences,
+            retrieved=hits,
+            standalone_question=query,
             timings={"total": time.perf_counter() - t0},
         )
 

@@ -1,4 +1,5 @@
 """The web UI: a Gradio page over `rag.answer.Engine` (entry points in `ui.app`)."""
+
 import os
 
 import rag.settings  # noqa: F401  (offline env vars for the HF libraries)

@@ -2,6 +2,7 @@
 
 Nothing here emits HTML; `ui.render` and `ui.sources_html` escape what they take from here.
 """
+
 from __future__ import annotations
 
 import re

@@ -7,9 +7,11 @@
   server comes up at once, the engine loads in a background thread (ingesting the seeds into an
   empty index first) and the page says so until it is ready. `main` is an alias.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import gradio as gr
 
@@ -25,12 +27,22 @@ from ui.session import Session
 if TYPE_CHECKING:  # importing the engine takes seconds (llama-index, chroma): only the loader does
     from rag.answer import Engine
 
-__all__ = ["EngineHolder", "build_app", "check_host", "launch", "launch_kwargs", "load_engine", "main",
-           "parse_auth", "serve", "start"]
+__all__ = [
+    "EngineHolder",
+    "build_app",
+    "check_host",
+    "launch",
+    "launch_kwargs",
+    "load_engine",
+    "main",
+    "parse_auth",
+    "serve",
+    "start",
+]
 
 
 def build_app(
-    engine: "Engine | EngineHolder",
+    engine: Engine | EngineHolder,
     *,
     title: str = "ICLR 2025 · Ask the abstracts",
     default_top_k: int | None = None,
@@ -67,34 +79,77 @@ def build_app(
                 with gr.Column(visible=False, elem_id="examples") as examples_box:
                     gr.HTML('<div id="examples-label">Try one of these:</div>', apply_default_css=False)
                     ex_buttons = [
-                        gr.Button("", visible=False, size="sm", variant="secondary", elem_classes=["example-q"])
+                        gr.Button(
+                            "", visible=False, size="sm", variant="secondary", elem_classes=["example-q"]
+                        )
                         for _ in range(n_examples)
                     ]
                 with gr.Group(elem_id="composer"):
                     question = gr.Textbox(
                         placeholder="Ask about ICLR 2025 papers, e.g. “What does Celcomen do?”",
-                        show_label=False, lines=1, max_lines=8, autofocus=True, elem_id="question",
+                        show_label=False,
+                        lines=1,
+                        max_lines=8,
+                        autofocus=True,
+                        elem_id="question",
                     )
                 with gr.Row(elem_id="controls"):
-                    task = gr.Radio(list(TASKS), value="Answer", show_label=False, container=False,
-                                    elem_id="task", scale=2)
-                    send = gr.Button("Ask", variant="primary", interactive=holder.state == "ready",
-                                     elem_id="send", scale=1, min_width=90)
-                    clear = gr.Button("New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90)
+                    task = gr.Radio(
+                        list(TASKS),
+                        value="Answer",
+                        show_label=False,
+                        container=False,
+                        elem_id="task",
+                        scale=2,
+                    )
+                    send = gr.Button(
+                        "Ask",
+                        variant="primary",
+                        interactive=holder.state == "ready",
+                        elem_id="send",
+                        scale=1,
+                        min_width=90,
+                    )
+                    clear = gr.Button(
+                        "New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90
+                    )
                 hint = gr.HTML("", elem_id="hint", apply_default_css=False)
                 with gr.Row(elem_id="copy-row"):
-                    copy_btn = gr.Button("Copy answer with references", size="sm", variant="secondary",
-                                         elem_id="copy-btn", scale=0, min_width=240)
-                copy_box = gr.Textbox(label="Answer with references (Markdown)", visible=False, lines=8,
-                                      max_lines=20, interactive=False, buttons=["copy"], elem_id="copy-box")
+                    copy_btn = gr.Button(
+                        "Copy answer with references",
+                        size="sm",
+                        variant="secondary",
+                        elem_id="copy-btn",
+                        scale=0,
+                        min_width=240,
+                    )
+                copy_box = gr.Textbox(
+                    label="Answer with references (Markdown)",
+                    visible=False,
+                    lines=8,
+                    max_lines=20,
+                    interactive=False,
+                    buttons=["copy"],
+                    elem_id="copy-box",
+                )
                 with gr.Accordion("Settings", open=False, elem_id="settings"):
-                    top_k = gr.Slider(1, 20, value=top_k0, step=1, label="Papers to retrieve (top-k)",
-                                      elem_id="top-k")
-                    mode = gr.Radio(MODES, value=mode0 if mode0 in MODES else "hybrid",
-                                    label="Retrieval mode", info="hybrid = dense + BM25 keywords",
-                                    elem_id="mode")
-                    profile = gr.Dropdown(profiles, value=holder.default_profile, label="Model",
-                                          info="Other models load on first use.", elem_id="profile")
+                    top_k = gr.Slider(
+                        1, 20, value=top_k0, step=1, label="Papers to retrieve (top-k)", elem_id="top-k"
+                    )
+                    mode = gr.Radio(
+                        MODES,
+                        value=mode0 if mode0 in MODES else "hybrid",
+                        label="Retrieval mode",
+                        info="hybrid = dense + BM25 keywords",
+                        elem_id="mode",
+                    )
+                    profile = gr.Dropdown(
+                        profiles,
+                        value=holder.default_profile,
+                        label="Model",
+                        info="Other models load on first use.",
+                        elem_id="profile",
+                    )
                     show_scores = gr.Checkbox(False, label="Show retrieval scores", elem_id="show-scores")
             with gr.Column(scale=2, min_width=340, elem_id="sources-col"):
                 sources = gr.HTML(render.render_sources([]), elem_id="sources", apply_default_css=False)
@@ -104,8 +159,14 @@ def build_app(
 
         poll_outputs = [status, send, timer, examples_box, *ex_buttons]
         demo.load(on.poll_status, [session], poll_outputs, api_visibility="private", queue=False)
-        timer.tick(on.poll_status, [session], poll_outputs, api_visibility="private",
-                   concurrency_limit=None, show_progress="hidden")
+        timer.tick(
+            on.poll_status,
+            [session],
+            poll_outputs,
+            api_visibility="private",
+            concurrency_limit=None,
+            show_progress="hidden",
+        )
 
         step1_out = [chat, sources, session, question, hint, examples_box, copy_box]
         step2_in = [session, top_k, mode, profile, show_scores]
@@ -117,24 +178,68 @@ def build_app(
             (b.click, b) for b in ex_buttons
         ]:
             # "multiple": a question typed while another streams is queued, not dropped
-            ev = trigger(on.submit_question, [inp, session, task, show_scores], step1_out,
-                         api_visibility="private", concurrency_limit=None, show_progress="hidden",
-                         trigger_mode="multiple")
-            streams.append(ev.then(on.stream_answer, step2_in, step2_out, api_visibility="undocumented",
-                                   show_progress="hidden", trigger_mode="multiple", **llm))
+            ev = trigger(
+                on.submit_question,
+                [inp, session, task, show_scores],
+                step1_out,
+                api_visibility="private",
+                concurrency_limit=None,
+                show_progress="hidden",
+                trigger_mode="multiple",
+            )
+            streams.append(
+                ev.then(
+                    on.stream_answer,
+                    step2_in,
+                    step2_out,
+                    api_visibility="undocumented",
+                    show_progress="hidden",
+                    trigger_mode="multiple",
+                    **llm,
+                )
+            )
 
-        api_ev = api_ask.click(on.ask, [question, task, top_k, mode, profile, session],
-                               [chat, sources, session, answer_json], api_name="ask", **llm)
-        clear.click(on.new_chat, [session], [session, chat, sources, hint, examples_box, copy_box, answer_json],
-                    api_name="new_chat", cancels=streams + [api_ev], concurrency_limit=None) \
-            .then(on.settle, [session, show_scores], [chat, sources], api_visibility="private",
-                  concurrency_limit=None, show_progress="hidden")
-        show_scores.change(on.rerender_sources, [session, show_scores], [sources], api_visibility="private",
-                           concurrency_limit=None, show_progress="hidden")
-        copy_btn.click(on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None) \
-            .then(None, [copy_box], None, js=COPY_JS)
-        profile.change(on.switch_model, [profile], [status], api_visibility="private",
-                       concurrency_limit=1, concurrency_id="model-load")
+        api_ev = api_ask.click(
+            on.ask,
+            [question, task, top_k, mode, profile, session],
+            [chat, sources, session, answer_json],
+            api_name="ask",
+            **llm,
+        )
+        clear.click(
+            on.new_chat,
+            [session],
+            [session, chat, sources, hint, examples_box, copy_box, answer_json],
+            api_name="new_chat",
+            cancels=streams + [api_ev],
+            concurrency_limit=None,
+        ).then(
+            on.settle,
+            [session, show_scores],
+            [chat, sources],
+            api_visibility="private",
+            concurrency_limit=None,
+            show_progress="hidden",
+        )
+        show_scores.change(
+            on.rerender_sources,
+            [session, show_scores],
+            [sources],
+            api_visibility="private",
+            concurrency_limit=None,
+            show_progress="hidden",
+        )
+        copy_btn.click(
+            on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None
+        ).then(None, [copy_box], None, js=COPY_JS)
+        profile.change(
+            on.switch_model,
+            [profile],
+            [status],
+            api_visibility="private",
+            concurrency_limit=1,
+            concurrency_id="model-load",
+        )
 
     demo.queue(default_concurrency_limit=8, max_size=128)
     demo._iclr_holder = holder  # for tests / main()
@@ -167,16 +272,23 @@ def start(
     return demo.local_url
 
 
-def launch(engine: "Engine | EngineHolder", host: str = "127.0.0.1", port: int = 7860,
-           auth: str | tuple[str, str] | None = None, *, block: bool = True) -> gr.Blocks:
+def launch(
+    engine: Engine | EngineHolder,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    auth: str | tuple[str, str] | None = None,
+    *,
+    block: bool = True,
+) -> gr.Blocks:
     """Serve the UI for an engine (or an EngineHolder)."""
     demo = build_app(engine)
     start(demo, host=host, port=port, auth=auth, block=block)
     return demo
 
 
-def load_engine(settings: Settings, *, ingest_seeds: bool = False,
-                report: Callable[[str], None] | None = None) -> "Engine":
+def load_engine(
+    settings: Settings, *, ingest_seeds: bool = False, report: Callable[[str], None] | None = None
+) -> Engine:
     """Build the engine from settings and load its models now (not on the first question).
 
     With `ingest_seeds`, an empty index is first filled with the seed abstracts.
@@ -194,8 +306,15 @@ def load_engine(settings: Settings, *, ingest_seeds: bool = False,
     return engine
 
 
-def serve(settings: Settings | None = None, host: str = "127.0.0.1", port: int = 7860, *,
-          ingest_seeds: bool = True, auth: str | None = None, block: bool = True) -> gr.Blocks:
+def serve(
+    settings: Settings | None = None,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    *,
+    ingest_seeds: bool = True,
+    auth: str | None = None,
+    block: bool = True,
+) -> gr.Blocks:
     """`rag serve`: the page comes up at once and says "loading" while the engine loads.
 
     Auth comes from `auth`, else `settings.auth` (RAG_AUTH), as USER:PASS.
@@ -203,9 +322,10 @@ def serve(settings: Settings | None = None, host: str = "127.0.0.1", port: int =
     if settings is None:
         settings = Settings()
     auth = auth if auth is not None else settings.auth
-    holder = EngineHolder(default_profile=settings.llm,
-                          loader=lambda: load_engine(settings, ingest_seeds=ingest_seeds,
-                                                     report=holder.set_progress))
+    holder = EngineHolder(
+        default_profile=settings.llm,
+        loader=lambda: load_engine(settings, ingest_seeds=ingest_seeds, report=holder.set_progress),
+    )
     holder.start()
     demo = build_app(holder, default_top_k=settings.top_k, default_mode=settings.mode)
     start(demo, host=host, port=port, auth=auth, block=block)

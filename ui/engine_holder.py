@@ -1,11 +1,13 @@
 """The engine behind the page: loaded once (optionally in a background thread, so the page
 can come up first), then one engine per LLM profile, each loaded once."""
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rag.errors import UserError
 from rag.models import PROFILES
@@ -22,8 +24,13 @@ class EngineHolder:
     """Holds the engine: loads it once, then hands out per-profile engines via
     `engine.with_llm(name)`."""
 
-    def __init__(self, engine: Engine | None = None, *, loader: Callable[[], Engine] | None = None,
-                 default_profile: str | None = None):
+    def __init__(
+        self,
+        engine: Engine | None = None,
+        *,
+        loader: Callable[[], Engine] | None = None,
+        default_profile: str | None = None,
+    ):
         if engine is None and loader is None:
             raise ValueError("EngineHolder needs an engine or a loader")
         self._engine = engine
@@ -50,7 +57,7 @@ class EngineHolder:
         """Loaders call this to say what they are doing; the page shows it."""
         self.progress = message
 
-    def start(self) -> "EngineHolder":
+    def start(self) -> EngineHolder:
         """Start loading in a background thread (no-op when already loaded or loading)."""
         with self._lock:
             if self._ready.is_set() or self._thread is not None:

@@ -3,12 +3,13 @@
 Asking takes two steps: `submit_question` shows the question at once (not serialized), then
 `stream_answer` streams its answer (serialized on the one LLM). `ask` is both, for the API.
 """
+
 from __future__ import annotations
 
 import contextlib
 import logging
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import gradio as gr
 
@@ -57,8 +58,10 @@ class Handlers:
         """The status banner: loading, failed, or ready with `profile` (default: the engine's)."""
         holder = self.holder
         if holder.state == "loading":
-            return render.render_status("loading", (holder.progress or "Loading the models…")
-                                        + " You can type your question meanwhile.")
+            return render.render_status(
+                "loading",
+                (holder.progress or "Loading the models…") + " You can type your question meanwhile.",
+            )
         if holder.state == "error":
             return render.render_status("error", self._start_failure())
         return render.render_status("ready", f"Ready · model {profile or holder.default_profile}")
@@ -68,8 +71,10 @@ class Handlers:
         st = self.holder.state
         exs = self.holder.examples(self.n_examples) if st == "ready" else []
         show_ex = st == "ready" and bool(exs) and not session.turns
-        btns = [gr.update(value=exs[i], visible=True) if i < len(exs) else gr.update(visible=False)
-                for i in range(self.n_examples)]
+        btns = [
+            gr.update(value=exs[i], visible=True) if i < len(exs) else gr.update(visible=False)
+            for i in range(self.n_examples)
+        ]
         return (
             self.status_html(),
             gr.update(interactive=st == "ready"),
@@ -161,8 +166,13 @@ class Handlers:
                 eng = holder.for_profile(profile)
                 turn.note = None
                 history = [dict(m) for m in session.history]
-                stream = eng.stream(turn.question, history, top_k=int(top_k) if top_k else None,
-                                    mode=mode or None, task=turn.task)
+                stream = eng.stream(
+                    turn.question,
+                    history,
+                    top_k=int(top_k) if top_k else None,
+                    mode=mode or None,
+                    task=turn.task,
+                )
                 with contextlib.closing(stream):  # runs the engine's cleanup once its Answer is in
                     last = 0.0
                     for item in stream:
@@ -201,8 +211,15 @@ class Handlers:
         """Forget this session's conversation."""
         session.reset()
         exs = self.holder.examples(self.n_examples)
-        return (session, render.render_chat([]), render.render_sources([]), "",
-                gr.update(visible=bool(exs)), gr.update(visible=False, value=""), None)
+        return (
+            session,
+            render.render_chat([]),
+            render.render_sources([]),
+            "",
+            gr.update(visible=bool(exs)),
+            gr.update(visible=False, value=""),
+            None,
+        )
 
     @staticmethod
     def settle(session: Session, show_scores: bool, wait_s: float = 5.0):
@@ -230,12 +247,15 @@ class Handlers:
         """Load an LLM profile on demand (cached), reporting progress in the banner."""
         holder = self.holder
         if holder.state == "ready" and not holder.profile_loaded(profile):
-            yield render.render_status("loading", f"Loading model {profile}… (first use; later questions won't wait)")
+            yield render.render_status(
+                "loading", f"Loading model {profile}… (first use; later questions won't wait)"
+            )
             try:
                 holder.for_profile(profile)
             except Exception:  # noqa: BLE001 - the current model keeps working
                 log.exception("loading profile %s failed", profile)
-                yield render.render_status("error", f"Model {profile} could not be loaded; "
-                                                    f"keep using {holder.default_profile}.")
+                yield render.render_status(
+                    "error", f"Model {profile} could not be loaded; keep using {holder.default_profile}."
+                )
                 return
         yield self.status_html(profile)

@@ -1,4 +1,5 @@
 """How the page is served: its look (system fonts, inline CSS/JS), login and host checks."""
+
 from __future__ import annotations
 
 import os

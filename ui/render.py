@@ -6,19 +6,38 @@ it is placed in HTML. Nothing emits Markdown for a renderer, so a Markdown image
 written in ui/render.py and ui/sources_html.py, and the only URLs are OpenReview links that
 pass `safe_url()`.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rag.types import Answer
-from ui.answer_text import MARKER_RE, NOT_FOUND, REFUSAL, answer_markdown, citation_labels, marker_numbers, segments
+from ui.answer_text import (
+    MARKER_RE,
+    NOT_FOUND,
+    REFUSAL,
+    answer_markdown,
+    citation_labels,
+    marker_numbers,
+    segments,
+)
 from ui.safe_html import citation_spans, esc, highlight, merge_spans, safe_url
 from ui.session import Turn
 from ui.sources_html import render_sources
 
 __all__ = [
-    "Turn", "answer_markdown", "citation_spans", "esc", "highlight", "merge_spans", "render_answer_body",
-    "render_chat", "render_inline", "render_sources", "render_status", "safe_url",
+    "Turn",
+    "answer_markdown",
+    "citation_spans",
+    "esc",
+    "highlight",
+    "merge_spans",
+    "render_answer_body",
+    "render_chat",
+    "render_inline",
+    "render_sources",
+    "render_status",
+    "safe_url",
 ]
 
 
@@ -34,7 +53,11 @@ def _chip(n: int, turn: int, *, live: bool, label: str | None) -> str:
 
 
 def _chips(nums: Iterable[int], turn: int, labels: dict[int, str], *, live: bool = True) -> str:
-    return '<span class="chips">' + "".join(_chip(n, turn, live=live, label=labels.get(n)) for n in nums) + "</span>"
+    return (
+        '<span class="chips">'
+        + "".join(_chip(n, turn, live=live, label=labels.get(n)) for n in nums)
+        + "</span>"
+    )
 
 
 def render_inline(
@@ -79,7 +102,7 @@ def _refusal_body(answer: Answer, turn: int, valid: set[int], labels: dict[int, 
     parts.append("</div>")
     extra = (answer.answer or "").strip()
     if extra.startswith(REFUSAL):  # the headline already says it; keep only the engine's reason
-        why = extra[len(REFUSAL):].strip().strip("().").strip()
+        why = extra[len(REFUSAL) :].strip().strip("().").strip()
         extra = f"Why: {why}." if why else ""
     if extra:
         parts.append(f'<div class="answer-text muted">{render_inline(extra, turn, valid, labels)}</div>')
@@ -115,8 +138,10 @@ def render_answer_body(answer: Answer, turn: int) -> str:
             'abstracts, so this answer quotes them directly.">extractive answer</span>'
         )
     if answer.citations:
-        badges.append(f'<span class="badge subtle">{len(answer.citations)} cited '
-                      f'{"paper" if len(answer.citations) == 1 else "papers"}</span>')
+        badges.append(
+            f'<span class="badge subtle">{len(answer.citations)} cited '
+            f"{'paper' if len(answer.citations) == 1 else 'papers'}</span>"
+        )
     if badges:
         parts.append(f'<div class="badges">{"".join(badges)}</div>')
     return "".join(parts)
@@ -138,8 +163,7 @@ def _turn(t: Turn, turn: int) -> str:
             inner = '<div class="typing"><span></span><span></span><span></span></div>'
         bot = f'<div class="bubble pending">{note}{inner}</div>'
     return (
-        f'<div class="turn" id="turn-{turn}" data-turn="{turn}">{user}'
-        f'<div class="msg bot">{bot}</div></div>'
+        f'<div class="turn" id="turn-{turn}" data-turn="{turn}">{user}<div class="msg bot">{bot}</div></div>'
     )
 
 

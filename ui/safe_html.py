@@ -5,11 +5,12 @@ Offsets (`Citation.spans`, `quote_start/quote_end`) are character offsets into t
 abstract; `highlight()` cuts the raw text first and escapes each piece, so entities never
 shift an offset.
 """
+
 from __future__ import annotations
 
 import html
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rag.types import Citation
 

@@ -1,4 +1,5 @@
 """What one browser session holds: its turns and the history sent to the engine."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ class Session:
         for t in self.turns:
             q = t.question
             if len(q) > SHOWN_QUESTION_CHARS:
-                t = Turn(**{**t.__dict__, "question": q[:SHOWN_QUESTION_CHARS] + f"… ({len(q):,} characters)"})
+                t = Turn(
+                    **{**t.__dict__, "question": q[:SHOWN_QUESTION_CHARS] + f"… ({len(q):,} characters)"}
+                )
             out.append(t)
         return out

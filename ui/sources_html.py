@@ -1,8 +1,9 @@
 """The sources panel: per answer, the cited abstracts with their evidence highlighted, then
 the papers retrieved but not cited."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rag.types import Citation, Hit, Paper
 from ui.answer_text import REFUSAL, cited_paper, retrieved_papers

@@ -1,0 +1,3 @@
+from iclr_rag.cli import app
+
+app()

@@ -1,3 +1,0 @@
-from rag.cli import app
-
-app()
