@@ -142,12 +142,11 @@ def history_msgs(q: dict) -> list[dict]:
 
 
 def retrieval_query(q: dict) -> str:
-    """Without the LLM there is no condensing: a follow-up is searched with its previous turn appended,
-    which is what the engine itself appends to a condensed question (rag/answer.py Engine.condense)."""
-    hist = [h for h in q.get("history", []) if str(h).strip()]
-    if not hist:
-        return q["question"]
-    return f"{q['question']} ({hist[-1]})"
+    """The standalone question the engine itself searches with (rag.question.standalone: history
+    only when the question depends on it)."""
+    from rag.question import standalone
+
+    return standalone(q["question"], [h for h in q.get("history", []) if str(h).strip()])
 
 
 def base_row(q: dict, config: str, gold: list, task: str) -> dict:
@@ -177,7 +176,7 @@ def ask_streaming(engine, question: str, history: list[dict], **kw):
     for item in engine.stream(question, history, **kw):
         if isinstance(item, Answer):
             ans = item
-        else:
+        elif isinstance(item, str):
             raw.append(item)
             times.append(time.perf_counter() - t0)
     if ans is None:

@@ -101,7 +101,7 @@ def _run(engine, question, history, json_out, **kw):
     for item in engine.stream(question, history, **kw):
         if isinstance(item, Answer):
             ans = item
-        elif live:
+        elif live and isinstance(item, str):
             sys.stderr.write(item)
             sys.stderr.flush()
     if live:

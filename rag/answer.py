@@ -1,6 +1,7 @@
-"""The engine: condense follow-up -> retrieve -> numbered sources -> generate (streamed) -> cite.
+"""The engine: standalone question -> retrieve -> evidence -> answer in the asked shape -> cite.
 
-UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code path.
+UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code path. A stream
+yields one `Retrieved` (the sources), text deltas that are kept, then exactly one verified `Answer`.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ import time
 from collections.abc import Iterator
 
 from rag import prompts
-from rag.cite import Judge, bind, extractive
+from rag.cite import Judge, bind, extractive, render
 from rag.errors import UserError
+from rag.evidence import EvidenceSet, blocks, paper_scores, select
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, asks_which, focus, named_terms
+from rag.question import answerability, check_question, focus, shape, standalone, wants_many
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
-from rag.types import Answer, Hit
+from rag.types import Answer, Citation, Hit, Retrieved, Sentence, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
 _INTRODUCES = re.compile(
@@ -25,21 +27,49 @@ _INTRODUCES = re.compile(
 )
 
 
-def check_question(question: str, settings: Settings) -> str:
-    if not isinstance(question, str) or not question.strip():
-        raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")
-    if len(question) > settings.max_question_chars:
-        raise UserError(
-            f"The question is {len(question):,} characters long; the limit is {settings.max_question_chars:,}. "
-            "Shorten it to the question itself."
-        )
-    return " ".join(question.split())
-
-
-def _user_turns(history: list[dict] | None) -> list[str]:
+def user_turns(history: list[dict] | None) -> list[str]:
     return [
         m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()
     ]
+
+
+def quoted_lines(evset: EvidenceSet, positions: list[int], per_paper: int = 1) -> tuple[list[str], list]:
+    """One line per paper: its title and best evidence sentence(s), cited by source number.
+    Returns (lines, [(position, [Evidence])])."""
+    lines, used = [], []
+    for n in positions:
+        own = sorted(evset.of(n), key=lambda e: -e.score)[:per_paper]
+        if not own:
+            continue
+        own.sort(key=lambda e: e.start)
+        title = evset.hits[n - 1].paper.label
+        lines.append(f"{title}: " + " ".join(e.text.strip() for e in own) + f" [{n}]")
+        used.append((n, own))
+    return lines, used
+
+
+def quoted_answer(question, header, lines, used, hits, **kw) -> Answer:
+    """An Answer made of quoted evidence lines (each supported by construction)."""
+    sentences, citations = [], []
+    for line, (n, own) in zip(lines, used):
+        sentences.append(Sentence(line.rsplit(" [", 1)[0], [n], True, round(max(e.score for e in own), 4)))
+        best = max(own, key=lambda e: e.score)
+        p = best.hit.paper
+        citations.append(
+            Citation(
+                n,
+                p.paper_id,
+                p.title,
+                p.source_file,
+                p.index,
+                best.text,
+                best.start,
+                best.end,
+                sorted((e.start, e.end) for e in own),
+            )
+        )
+    text = "\n".join([header, *lines]) if header else "\n".join(lines)
+    return Answer(question, text, citations, sentences, hits, **kw)
 
 
 class Engine:
@@ -48,7 +78,7 @@ class Engine:
         self.embedder = embedder or get_embedder(settings)
         self.index = index or Index(settings)
         self.retriever = Retriever(self.index, self.embedder, settings)
-        self.judge = Judge(self.embedder)
+        self.judge = Judge(self.embedder, settings.judge_cos_weight, settings.judge_mismatch_penalty)
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
 
@@ -114,50 +144,27 @@ class Engine:
             )
 
     # ------------------------------------------------------------ steps
-    def condense(self, question: str, history: list[dict] | None) -> str:
-        """Follow-up -> standalone question, as llama-index's CondensePlusContext does."""
-        turns = _user_turns(history)
-        if not turns:
-            return question
-        convo = "\n".join(f"User: {t}" for t in turns[-3:])
-        msgs = [
-            {"role": "system", "content": prompts.CONDENSE_SYSTEM},
-            {"role": "user", "content": prompts.CONDENSE_USER.format(history=convo, question=question)},
-        ]
-        out = self.llm.generate(msgs, max_new_tokens=48).strip().split("\n")[0].strip()
-        # A rewrite that dropped the thread keeps the previous turn's words, so retrieval still finds it.
-        invented = named_terms(out) - named_terms(" ".join([*turns, question]))
-        if not out or len(out) > 400 or invented:  # e.g. a made-up "1000" would trigger a refusal
-            out = question
-        return f"{out} ({turns[-1]})" if turns[-1].lower() not in out.lower() else out
-
-    def sources_prompt(self, question: str, hits: list[Hit]) -> list[dict]:
-        blocks = []
-        for n, h in enumerate(hits, start=1):
-            text = (
-                h.paper.text
-                if n <= self.settings.full_abstracts
-                else " … ".join(c.text for c in sorted(h.chunks[:1], key=lambda c: c.start))
-            )
-            title = (h.paper.title or h.paper.label).replace('"', "'")
-            blocks.append(prompts.SOURCE_BLOCK.format(n=n, title=title, text=text))
-        return [
-            {"role": "system", "content": prompts.ANSWER_SYSTEM},
-            {
-                "role": "user",
-                "content": prompts.ANSWER_USER.format(sources="\n\n".join(blocks), question=question),
-            },
-        ]
-
     def refusal_score(self, question: str, hits: list[Hit]) -> tuple[float, str]:
         """Answerability of the question from these sources; below `refuse_threshold` we refuse."""
-        return answerability(
-            question, hits, self.judge, self.retriever.bm25().idf
-        )  # one freshness check per question
+        return answerability(question, hits, self.judge, self.retriever.bm25().idf)
 
-    def focus(self, question: str, hits: list[Hit]) -> set[int]:
+    def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
+        s = self.settings
+        return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
+
+    def focus(self, question: str, evset: EvidenceSet, n_papers: int) -> set[int]:
         """The sources (1-based) the question is about: the only ones an answer may cite."""
-        return focus(question, hits, self.judge, self.settings.focus_ratio, self.settings.focus_broad_ratio)
+        s = self.settings
+        hits = evset.hits[:n_papers]
+        return focus(
+            question, hits, self.judge, s.focus_ratio, s.focus_broad_ratio, rel=paper_scores(evset)[:n_papers]
+        )
+
+    def prompt(self, system: str, user: str, evset: EvidenceSet, question: str, positions=None) -> list[dict]:
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user.format(evidence=blocks(evset, positions), question=question)},
+        ]
 
     # ------------------------------------------------------------ public API
     def stream(
@@ -168,95 +175,164 @@ class Engine:
         top_k: int | None = None,
         mode: Mode | None = None,
         task: str = "answer",
-    ) -> Iterator[str | Answer]:
-        """Yield raw token deltas while generating, then exactly one verified `Answer`."""
-        if task == "summarize":
-            from rag.summarize import summarize_stream
-
-            yield from summarize_stream(self, question, top_k=top_k, mode=mode)
-            return
+    ) -> Iterator[str | Retrieved | Answer]:
+        """Yield `Retrieved`, then text deltas, then exactly one verified `Answer`."""
         s = self.settings
-        question = check_question(question, s)
+        question = check_question(question, s.max_question_chars)
         self._require_index()
         t0 = time.perf_counter()
-        standalone = self.condense(question, history)
-        t_cond = time.perf_counter()
-        hits = self.retriever.retrieve(standalone, top_k or s.top_k, mode or s.mode)
-        t_ret = time.perf_counter()
-        timings = {"condense_s": t_cond - t0, "retrieve_s": t_ret - t_cond}
-        gen_hits = hits[: s.context_papers]
-        score, reason = self.refusal_score(standalone, gen_hits)
+        query = standalone(question, user_turns(history))
+        kind = "summary" if task == "summarize" else shape(question)
+        if kind == "summary":
+            from rag.summarize import summarize_stream
 
-        def refusal() -> Answer:
+            yield from summarize_stream(self, query, top_k=top_k, mode=mode, question=question)
+            return
+        k = top_k or s.top_k
+        hits = self.retriever.retrieve(
+            query, max(k, s.list_candidates) if kind == "list" else k, mode or s.mode
+        )
+        timings = {"retrieve_s": time.perf_counter() - t0}
+        yield Retrieved(question, query, kind, hits)
+        shown = hits[: s.context_papers]
+        score, reason = self.refusal_score(query, shown)
+
+        def refusal(why: str) -> Answer:
             timings.setdefault("generate_s", 0.0)
             timings["total_s"] = time.perf_counter() - t0
-            text = prompts.REFUSAL + (
-                f" ({reason}.)" if reason.startswith(("the sources", "no single", "no indexed")) else ""
-            )
             return Answer(
                 question,
-                text,
+                prompts.REFUSAL,
                 [],
                 [],
                 hits,
                 refused=True,
-                standalone_question=standalone,
+                standalone_question=query,
                 timings=timings,
-                refusal_reason=reason,
+                refusal_reason=why,
+                shape=kind,
             )
 
         if score < s.refuse_threshold:
-            yield refusal()
+            yield refusal(reason)
             return
+        evset = self.evidence(query, hits)
+        timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
+        if kind == "list":
+            yield from self._list(question, query, evset, timings, t0, refusal)
+            return
+        allowed = self.focus(query, evset, s.context_papers)
+        if kind == "compare" and len(allowed) > 1:
+            yield from self._compare(question, query, evset.restrict(allowed), timings, t0)
+            return
+        yield from self._explain(question, query, evset.restrict(allowed), score, timings, t0, refusal, kind)
 
-        # The generator sees only the sources the question is about: it can't write about the others.
-        allowed = self.focus(standalone, gen_hits)
-        gen_hits = [h for n, h in enumerate(gen_hits, start=1) if n in allowed]
+    def _list(self, question, query, evset: EvidenceSet, timings, t0, refusal) -> Iterator:
+        """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]."""
+        s = self.settings
+        many = wants_many(question)
+        cut = s.list_cut if many else s.list_single_cut
+        top = evset.max_score
+        keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
+        keep = keep[: s.list_max if many else 2]
+        if not keep:
+            yield refusal(prompts.NO_MATCH_REASON)
+            return
+        lines, used = quoted_lines(evset, keep)
+        header = prompts.list_header(len(lines), many)
+        yield header + "\n"
+        for line in lines:
+            yield line + "\n"
+        timings["generate_s"] = 0.0
+        timings["total_s"] = time.perf_counter() - t0
+        yield quoted_answer(
+            question,
+            header,
+            lines,
+            used,
+            evset.hits,
+            standalone_question=query,
+            timings=timings,
+            shape="list",
+        )
+
+    def _compare(self, question, query, evset: EvidenceSet, timings, t0) -> Iterator:
+        """Each paper's evidence side by side, then a generated contrast kept only where verified."""
+        s = self.settings
+        positions = sorted(evset.papers())
+        lines, used = quoted_lines(evset, positions, per_paper=2)
+        for line in [prompts.COMPARE_HEADER, *lines]:
+            yield line + "\n"
+        t_gen = time.perf_counter()
+        msgs = self.prompt(prompts.COMPARE_SYSTEM, prompts.COMPARE_USER, evset, query, positions)
+        raw = self.llm.generate(msgs, max_new_tokens=s.compare_max_new_tokens)
+        _, sents, cites = bind(raw, evset.items, self.judge, s.support_threshold, drop_unsupported=True)
+        contrast = [x for x in sents if x.supported and len(set(x.citations)) > 1]
+        ans = quoted_answer(
+            question,
+            prompts.COMPARE_HEADER,
+            lines,
+            used,
+            evset.hits,
+            standalone_question=query,
+            shape="compare",
+        )
+        if contrast:
+            extra = render(contrast)
+            yield extra
+            ans.answer += "\n" + extra
+            ans.sentences += contrast
+            have = {c.n for c in ans.citations}
+            ans.citations += [c for c in cites if c.n not in have]
+        timings["generate_s"] = time.perf_counter() - t_gen
+        self._stats(timings)
+        timings["total_s"] = time.perf_counter() - t0
+        ans.timings = timings
+        yield ans
+
+    def _stats(self, timings: dict) -> None:
+        stats = getattr(self.llm, "stats", None)
+        if stats is not None:
+            timings["first_token_s"] = stats.first_token_s
+            timings["tokens_per_s"] = stats.tokens_per_s
+            timings["prompt_tokens"] = getattr(stats, "prompt_tokens", 0)
+
+    def _explain(self, question, query, evset: EvidenceSet, score, timings, t0, refusal, kind) -> Iterator:
+        """One to three generated sentences from the evidence, each verified against it."""
+        s = self.settings
+        t_gen = time.perf_counter()
         raw = []
-        for delta in self.llm.stream(self.sources_prompt(standalone, gen_hits)):
+        for delta in self.llm.stream(self.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, query)):
             raw.append(delta)
             yield delta
-        t_gen = time.perf_counter()
-        timings["generate_s"] = t_gen - t_ret
-        timings["first_token_s"] = self.llm.stats.first_token_s
-        timings["tokens_per_s"] = self.llm.stats.tokens_per_s
-
+        timings["generate_s"] = time.perf_counter() - t_gen
+        self._stats(timings)
+        t_ver = time.perf_counter()
         text, sentences, citations = bind(
-            "".join(raw), gen_hits, self.judge, s.support_threshold, s.drop_unsupported
+            "".join(raw), evset.items, self.judge, s.support_threshold, s.drop_unsupported
         )
         fallback = False
         if not any(x.supported for x in sentences):
-            # The model found nothing in the sources. Quoting the nearest sentences is a fair answer to
-            # "how does X work", not to "which paper does X" when no source covers X.
-            which = asks_which(standalone)
-            if score < (s.which_fallback_min if which else s.fallback_min_answerability):
-                reason = (
-                    "no indexed abstract matches what the question describes"
-                    if which
-                    else "no generated sentence was supported and the best evidence is weak"
-                )
-                yield refusal()
+            if score < s.fallback_min_answerability:
+                yield refusal(prompts.WEAK_EVIDENCE_REASON)
                 return
-            fallback = True
-            text, sentences, citations = bind(
-                extractive(standalone, gen_hits, self.judge), gen_hits, self.judge, 0.0
-            )
-        timings["verify_s"] = time.perf_counter() - t_gen
+            fallback = True  # the draft found nothing checkable: quote the best evidence instead
+            quotes = extractive(query, evset.items, self.judge, s.extract_sentences, s.extract_cut)
+            text, sentences, citations = bind(quotes, evset.items, self.judge, 0.0)
+        timings["verify_s"] = time.perf_counter() - t_ver
         timings["total_s"] = time.perf_counter() - t0
         yield Answer(
             question,
             text,
             citations,
             sentences,
-            hits,
+            evset.hits,
             refused=False,
-            standalone_question=standalone,
+            standalone_question=query,
             fallback=fallback,
             timings=timings,
+            shape=kind,
         )
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
-        for item in self.stream(question, history, **kw):
-            if isinstance(item, Answer):
-                return item
-        raise RuntimeError("engine produced no answer")  # unreachable: stream always ends with one
+        return final_answer(self.stream(question, history, **kw))

@@ -134,6 +134,7 @@ class Evidence:
     text: str
     words: set[str]
     vec: np.ndarray
+    score: float = 0.0  # relevance to the question, set by rag.evidence.select
     names: frozenset[str] = field(init=False)  # what a claim's numbers and named methods may match
 
     def __post_init__(self):  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
@@ -149,9 +150,10 @@ class Evidence:
 class Judge:
     """Scores how well an evidence sentence supports a claim, in [0, 1]."""
 
-    def __init__(self, embedder, cos_weight: float = 0.5):
+    def __init__(self, embedder, cos_weight: float = 0.5, penalty: float = 0.5):
         self.embedder = embedder
-        self.cos_weight = cos_weight
+        self.cos_weight = cos_weight  # the rest of the score is content-word overlap
+        self.penalty = penalty  # factor for a missing number/name or an opposite negation
         self._cache: dict[str, np.ndarray] = {}
 
     def vectors(self, texts: list[str]) -> np.ndarray:
@@ -193,23 +195,29 @@ class Judge:
             lex = len(words & e.words) / len(words) if words else 0.0
             s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
             if terms and not terms <= e.names:
-                s *= 0.5  # a number or named method the evidence lacks: not this sentence's claim
+                s *= self.penalty  # a number or named method the evidence lacks: not this sentence's claim
             if polarity and neg != negated(e.text):
-                s *= 0.5  # one of them denies what the other states: shared words, opposite claims
+                s *= self.penalty  # one of them denies what the other states: shared words, opposite claims
             out[i] = s
         return out
 
 
-def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop_unsupported: bool = False):
-    """Verify each answer sentence and bind its citations to the sources that support it.
+def as_evidence(source: list, judge: Judge) -> list[Evidence]:
+    """Evidence sentences as given, or every sentence of a list of hits."""
+    return judge.evidence(source) if source and isinstance(source[0], Hit) else list(source)
 
-    Returns (answer text with renumbered markers, sentences, citations).
+
+def bind(answer_text: str, source: list, judge: Judge, threshold: float, drop_unsupported: bool = False):
+    """Verify each answer sentence against the evidence and bind its citations to the sources that
+    support it. Markers keep their source numbers (stable while streaming).
+
+    Returns (answer text with verified markers, sentences, citations).
     """
-    evidence = judge.evidence(hits)
+    evidence = as_evidence(source, judge)
     # "Claim. [1] Next claim." -> "Claim [1]. Next claim.": markers belong to the sentence before them
     answer_text = _TRAILING_MARKERS.sub(r"\2\1", answer_text)
     pieces = [answer_text[a:b] for a, b in sentence_spans(answer_text)]
-    numbering: dict[int, int] = {}  # source position -> final [n]
+    numbering: dict[int, int] = {}  # source position -> [n] shown (the same number)
     best_for: dict[int, tuple[float, Evidence]] = {}
     spans_for: dict[int, set[tuple[int, int]]] = {}
     sentences: list[Sentence] = []
@@ -238,7 +246,7 @@ def bind(answer_text: str, hits: list[Hit], judge: Judge, threshold: float, drop
             continue
         final = []
         for n in keep:
-            numbering.setdefault(n, len(numbering) + 1)
+            numbering.setdefault(n, n)
             final.append(numbering[n])
             s, e = per_paper[n]
             spans_for.setdefault(n, set()).add((e.start, e.end))
@@ -270,14 +278,14 @@ def render(sentences: list[Sentence]) -> str:
     return " ".join(s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
 
 
-def extractive(question: str, hits: list[Hit], judge: Judge, max_sentences: int = 3) -> str:
-    """Most relevant evidence sentences (one per paper first, then the next best close to the top),
-    in reading order, each marked with its source."""
-    evidence = judge.evidence(hits)
+def extractive(question: str, source: list, judge: Judge, max_sentences: int = 3, cut: float = 0.6) -> str:
+    """Most relevant evidence sentences (one per paper first, then the next best within `cut` of the
+    top), in reading order, each marked with its source."""
+    evidence = as_evidence(source, judge)
     if not evidence:
         return ""
     sc = judge.scores(question, evidence)
-    order = [i for i in np.argsort(-sc) if sc[i] >= sc.max() * 0.6]
+    order = [i for i in np.argsort(-sc) if sc[i] >= sc.max() * cut]
     chosen: list[int] = []
     for i in order:  # breadth first: the best sentence of each paper
         if len(chosen) < max_sentences and evidence[i].paper_n not in {evidence[j].paper_n for j in chosen}:

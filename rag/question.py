@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
+from rag.errors import UserError
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -94,8 +95,45 @@ def named_terms(question: str) -> set[str]:
     return out
 
 
+def check_question(question: str, max_chars: int) -> str:
+    """The question with its whitespace collapsed, or a UserError saying what to fix."""
+    if not isinstance(question, str) or not question.strip():
+        raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")
+    if len(question) > max_chars:
+        raise UserError(
+            f"The question is {len(question):,} characters long; the limit is {max_chars:,}. "
+            "Shorten it to the question itself."
+        )
+    return " ".join(question.split())
+
+
+_LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
+
+
+def _initials_pattern(term: str) -> re.Pattern | None:
+    """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
+    (linking words between the initials are skipped)."""
+    if not (2 <= len(term) <= 6 and term.isalpha()):
+        return None
+    body = _LINKS.join(f"{c}[a-z]*" for c in term)
+    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
+
+
 def mentions(text: str, term: str) -> bool:
-    return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
+    """Whether `text` (flattened, lowercase) names `term`: as written, as its singular or plural
+    ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words."""
+    forms = {term}
+    if term.endswith("es") and len(term) > 4:
+        forms.add(term[:-2])
+    if term.endswith("s") and len(term) > 3:
+        forms.add(term[:-1])
+    else:
+        forms.add(term + "s")
+    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    if re.search(rf"(?<![a-z0-9])(?:{alt})(?![a-z0-9])", text):
+        return True
+    acronym = _initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
+    return bool(acronym and acronym.search(text))
 
 
 def quantity_heads(question: str) -> set[str]:
@@ -187,22 +225,31 @@ def term_focus(question: str, hits: list[Hit]) -> set[int]:
     return {i + 1 for i, c in enumerate(count) if c == max(count)}
 
 
-def focus(question: str, hits: list[Hit], judge: Judge, ratio: float, broad_ratio: float) -> set[int]:
+def focus(
+    question: str,
+    hits: list[Hit],
+    judge: Judge,
+    ratio: float,
+    broad_ratio: float,
+    rel: np.ndarray | None = None,
+) -> set[int]:
     """1-based positions of the sources the question is about; only these may be cited.
 
     Named terms decide when some sources name them and others don't: the sources naming the most
     of them (for comparisons, the best source for each term). Otherwise sentence relevance to the
-    question decides: the top-ranked source plus any within `ratio` of the most relevant one
-    (`broad_ratio` when the question asks about several papers)."""
+    question decides (`rel`: each source's best sentence score, computed here when not given): the
+    top-ranked source plus any within `ratio` of the most relevant one (`broad_ratio` when the
+    question asks about several papers)."""
     if not hits:
         return set()
     named = term_focus(question, hits)
     if named:
         return named
-    evidence = judge.evidence(hits)
-    rel = np.zeros(len(hits))
-    for s, e in zip(judge.scores(question, evidence), evidence):
-        rel[e.paper_n - 1] = max(rel[e.paper_n - 1], s)
+    if rel is None:
+        evidence = judge.evidence(hits)
+        rel = np.zeros(len(hits))
+        for sc, e in zip(judge.scores(question, evidence), evidence):
+            rel[e.paper_n - 1] = max(rel[e.paper_n - 1], sc)
     cut = broad_ratio if _BROAD.search(question) and not _SINGLE.search(question) else ratio
     return {1} | {i + 1 for i, r in enumerate(rel) if r > 0 and r >= cut * rel.max()}
 
@@ -216,3 +263,100 @@ def idf_from_counts(df: Callable[[str], int], n_docs: int) -> Idf:
         return math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
 
     return idf
+
+
+# ------------------------------------------------------------------ what shape of answer is asked for
+
+# Nouns that make a question about papers rather than about a fact.
+_PAPER_NOUN = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|submissions?|research|publications?|approaches|methods)"
+_LIST_HEAD = re.compile(
+    rf"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:"
+    rf"(?:which|what)\s+(?:(?:\w+|\w+-\w+)\s+){{0,2}}?{_PAPER_NOUN}\b|"  # which (ICLR) papers / what recent works
+    rf"(?:is|are)\s+there\s+(?:\w+\s+){{0,2}}?{_PAPER_NOUN}\b|"  # is there any work / are there papers
+    rf"(?:does|do)\s+any\s+(?:\w+\s+){{0,1}}?{_PAPER_NOUN}\b|"
+    rf"any\s+{_PAPER_NOUN}\b|"
+    rf"(?:list|find|show|name|enumerate|give)\s+(?:me\s+)?(?:\w+\s+){{0,3}}?{_PAPER_NOUN}\b|"
+    rf"{_PAPER_NOUN}\s+(?:on|about|that|which|proposing|studying|addressing|using)\b|"
+    rf"who\s+(?:proposed|proposes|introduced|introduces|studied|studies|wrote)\b)",
+    re.I,
+)
+_PLURAL_LIST = re.compile(
+    r"\b(?:papers|works|studies|articles|abstracts|submissions|publications|approaches|methods|any)\b", re.I
+)
+_SUMMARY = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary|rundown|recap)|"
+    r"overview|recap|(?:what|how)\s+(?:is|are)\s+the\s+(?:state|landscape)|"
+    r"what\s+(?:do|does)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:papers|works|collection)\s+(?:say|find|show)\s+about)\b"
+    r"|\b(?:an?\s+)?(?:overview|summary)\s+of\b",
+    re.I,
+)
+
+
+def shape(question: str) -> str:
+    """The answer's shape: "list" (papers identified, one line each), "compare" (papers side by
+    side), "summary" (one cited line per paper) or "explain" (a short generated answer)."""
+    if _SUMMARY.search(question):
+        return "summary"
+    if _COMPARE.search(question) and not _LIST_HEAD.search(question):
+        return "compare"
+    if _LIST_HEAD.search(question):
+        return "list"
+    return "explain"
+
+
+def wants_many(question: str) -> bool:
+    """A list question asking for several papers ("which papers", "any work") rather than one."""
+    return bool(_PLURAL_LIST.search(question)) and not _SINGLE.search(question)
+
+
+# ------------------------------------------------------------------ conversation: does it lean on history?
+
+_ORDINAL = {"first": 0, "second": 1, "third": 2}
+_REFERS_BACK = re.compile(
+    r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"
+    r"(?:\s+(?:one|paper|work|method|model|approach|question|study))?",
+    re.I,
+)
+# Pronouns and definite back-references; "the method that …" describes, it doesn't refer back.
+_ANAPHORA = re.compile(
+    r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|itself|themselves)\b|"
+    r"\b(?:this|that|these|those|the|same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
+    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b"
+    r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced|for|of|on|in|about|with)\b)|"
+    r"\bthe\s+same\b",
+    re.I,
+)
+_ELLIPSIS = re.compile(
+    r"^\s*(?:and|but|also|what about|how about|and what about|what else|why|how so|or)\b", re.I
+)
+
+
+def referent(question: str, turns: list[str]) -> int | None:
+    """Index of the earlier user turn the question depends on, or None when it stands on its own.
+
+    A question that names its own subject and refers back to nothing is answered on its own: a
+    topic switch never drags the previous turn along."""
+    if not turns:
+        return None
+    back = _REFERS_BACK.search(question)
+    if back:
+        word = back.group(1).lower()
+        if word in _ORDINAL:
+            return min(_ORDINAL[word], len(turns) - 1)
+        if word in ("former", "earlier") and len(turns) > 1:
+            return len(turns) - 2
+        return len(turns) - 1
+    if _ANAPHORA.search(question) or _ELLIPSIS.search(question):
+        return len(turns) - 1
+    if not named_terms(question) and len(question.split()) <= 4:
+        return len(turns) - 1  # too short to stand alone ("Datasets used?")
+    return None
+
+
+def standalone(question: str, turns: list[str]) -> str:
+    """The question made self-contained: the turn it depends on (itself resolved) in brackets."""
+    i = referent(question, turns)
+    if i is None:
+        return question
+    base = standalone(turns[i], turns[:i])
+    return question if base.lower() in question.lower() else f"{question} ({base})"

@@ -97,10 +97,17 @@ class GroundingSettings(BaseModel):
         0.15,
         "Below this an unsupported draft becomes a refusal (0.2 wrongly refused 2 paraphrases, dev set).",
     )
-    which_fallback_min: float = D(
-        0.38,
-        "... for 'which paper' questions, where quoting the nearest abstract would name the wrong paper.",
+    evidence_per_paper: int = D(3, "Evidence: best sentences kept per paper (plus a needed neighbour).")
+    evidence_share: float = D(0.7, "Evidence: a paper's sentences within this share of its best sentence.")
+    list_candidates: int = D(12, "List answers: papers retrieved before the evidence bar.")
+    list_min_score: float = D(
+        0.4,
+        "List answers: a paper's best evidence sentence must score this. Calibration half, seeds: 0.4 refuses 3 of 11"
+        " list-shaped unanswerables, 1 of 12 answerable (0.3: 1 and 0; README Quality).",
     )
+    list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
+    list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
+    list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
     extract_sentences: int = D(3, "Sentences in an extractive answer.")
     extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
     max_question_chars: int = D(4000, "Longest question accepted.")
@@ -115,15 +122,12 @@ class GenerationSettings(BaseModel):
     int8: bool = D(True, "Dynamic int8 quantization of the LLM on CPU.")
     context_papers: int = D(4, "Papers shown to the generator (the rest are listed as retrieved).")
     full_abstracts: int = D(2, "The top papers go in whole; the others as their best chunk.")
-    condense_turns: int = D(3, "Previous user turns shown when rewriting a follow-up.")
-    condense_max_new_tokens: int = D(48, "Budget of the follow-up rewrite.")
-    condense_max_chars: int = D(400, "A longer rewrite is discarded.")
     summary_min_relevance: float = D(0.35, "Summary: papers below this relevance are left out.")
     summary_candidates: int = D(15, "Summary: papers retrieved before the relevance cut.")
     summary_cut: float = D(0.75, "Summary: keep papers within this share of the best relevance.")
     summary_max_papers: int = D(6, "Summary: at most this many papers.")
-    summary_max_new_tokens: int = D(80, "Summary: generation budget per paper.")
-    summary_sentences: int = D(2, "Summary: verified sentences kept per paper.")
+    summary_sentences: int = D(1, "Summary: evidence sentences quoted per paper.")
+    compare_max_new_tokens: int = D(90, "Compare answers: budget of the generated contrast.")
 
 
 class ServingSettings(BaseModel):

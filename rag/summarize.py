@@ -1,4 +1,8 @@
-"""Topic -> relevant papers (recall-oriented retrieval + relevance cut) -> cited sentences per paper."""
+"""Topic -> relevant papers (recall-oriented retrieval + relevance cut) -> one quoted line per paper.
+
+Every line names its paper (its title) and quotes whole evidence sentences, so nothing streamed is
+replaced later and nothing is a pronoun-led fragment.
+"""
 
 from __future__ import annotations
 
@@ -7,93 +11,65 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rag import prompts
-from rag.answer import check_question
-from rag.cite import bind, extractive, relevance, render
-from rag.types import Answer, Citation, Hit, Sentence
+from rag.evidence import EvidenceSet
+from rag.question import check_question
+from rag.types import Answer, Hit, Retrieved
 
 if TYPE_CHECKING:
     from rag.answer import Engine
 
 
-def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[list[Hit], list[Hit]]:
-    """(selected, all candidates): papers whose best sentence clears the cut, best first."""
+def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[list[int], EvidenceSet]:
+    """(positions of the selected papers, best first; the evidence over all candidates)."""
     s = engine.settings
     cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode)
-    scored = [(relevance(topic, [h], engine.judge), h) for h in cands]
-    best = max((r for r, _ in scored), default=0.0)
-    keep = [h for r, h in scored if r >= s.summary_min_relevance and r >= s.summary_cut * best]
-    return keep[: s.summary_max_papers], cands
+    evset = engine.evidence(topic, cands)
+    best = evset.max_score
+    keep = [
+        n
+        for n in evset.papers()
+        if evset.best[n] >= s.summary_min_relevance and evset.best[n] >= s.summary_cut * best
+    ]
+    return keep[: s.summary_max_papers], evset
 
 
 def summarize_stream(
-    engine: Engine, topic: str, *, top_k: int | None = None, mode=None
-) -> Iterator[str | Answer]:
+    engine: Engine, topic: str, *, top_k: int | None = None, mode=None, question: str | None = None
+) -> Iterator[str | Retrieved | Answer]:
+    from rag.answer import quoted_answer, quoted_lines
+
     s = engine.settings
-    topic = check_question(topic, s)
+    topic = check_question(topic, s.max_question_chars)
+    question = question or topic
     engine._require_index()
     t0 = time.perf_counter()
-    selected, cands = select_papers(engine, topic, top_k, mode)
-    timings = {"retrieve_s": time.perf_counter() - t0}
+    selected, evset = select_papers(engine, topic, top_k, mode)
+    hits: list[Hit] = evset.hits
+    yield Retrieved(question, topic, "summary", hits)
+    timings = {"retrieve_s": time.perf_counter() - t0, "generate_s": 0.0}
     if not selected:
-        timings.update(generate_s=0.0, total_s=time.perf_counter() - t0)
+        timings["total_s"] = time.perf_counter() - t0
         yield Answer(
-            topic,
+            question,
             prompts.SUMMARY_EMPTY,
             [],
             [],
-            cands,
+            hits,
             refused=True,
             standalone_question=topic,
             timings=timings,
+            refusal_reason=prompts.NO_MATCH_REASON,
+            shape="summary",
         )
         return
-
-    sentences: list[Sentence] = []
-    citations: list[Citation] = []
-    paragraphs: list[str] = []
-    fallback = False
-    for h in selected:
-        msgs = [
-            {"role": "system", "content": prompts.SUMMARY_SYSTEM},
-            {
-                "role": "user",
-                "content": prompts.SUMMARY_USER.format(topic=topic, title=h.paper.label, text=h.paper.text),
-            },
-        ]
-        raw = []
-        for delta in engine.llm.stream(msgs, max_new_tokens=80):
-            raw.append(delta)
-            yield delta
-        yield "\n\n"
-        _, sents, cites = bind(
-            "".join(raw) + " [1]", [h], engine.judge, s.support_threshold, drop_unsupported=True
-        )
-        sents = [x for x in sents if x.supported][:2]
-        if not sents:
-            fallback = True
-            _, sents, cites = bind(extractive(topic, [h], engine.judge, 1), [h], engine.judge, 0.0)
-        if not cites:
-            continue
-        n = len(citations) + 1
-        c = cites[0]
-        c.n = n
-        citations.append(c)
-        for x in sents:
-            x.citations = [n]
-        sentences.extend(sents)
-        paragraphs.append(render(sents))
-    timings["generate_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
+    lines, used = quoted_lines(evset, selected, per_paper=s.summary_sentences)
+    header = prompts.SUMMARY_HEADER.format(count=len(lines))
+    yield header + "\n"
+    for line in lines:
+        yield line + "\n"
     timings["total_s"] = time.perf_counter() - t0
-    yield Answer(
-        topic,
-        "\n\n".join(paragraphs),
-        citations,
-        sentences,
-        cands,
-        refused=False,
-        standalone_question=topic,
-        fallback=fallback,
-        timings=timings,
+    yield quoted_answer(
+        question, header, lines, used, hits, standalone_question=topic, timings=timings, shape="summary"
     )
 
 

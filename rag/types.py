@@ -75,6 +75,17 @@ class Sentence:
 
 
 @dataclass
+class Retrieved:
+    """The first event of every answer stream: the sources, before any text, so a UI can show them
+    at once. The stream then yields text deltas (str) and ends with exactly one `Answer`."""
+
+    question: str
+    standalone_question: str
+    shape: str  # explain | list | compare | summary
+    retrieved: list[Hit]
+
+
+@dataclass
 class Answer:
     question: str
     answer: str
@@ -84,6 +95,7 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
+    shape: str = "explain"  # explain | list | compare | summary (see rag.question.shape)
     refusal_reason: str = (
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )
@@ -99,6 +111,8 @@ class Answer:
             ],
             "refused": self.refused,
             "refusal_reason": self.refusal_reason,
+            "shape": self.shape,
+            "standalone_question": self.standalone_question,
             "retrieved": [
                 {
                     "paper_id": h.paper.paper_id,
@@ -114,3 +128,11 @@ class Answer:
                 k: round(self.timings.get(k, 0.0), 4) for k in ("retrieve_s", "generate_s", "total_s")
             },
         }
+
+
+def final_answer(stream) -> Answer:
+    """Drain an answer stream (text deltas, `Retrieved`, then one `Answer`) and return the Answer."""
+    for item in stream:
+        if isinstance(item, Answer):
+            return item
+    raise RuntimeError("the answer stream ended without an Answer")

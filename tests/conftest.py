@@ -41,11 +41,16 @@ class FakeLLM:
         return "".join(self.stream(messages, max_new_tokens))
 
 
-def source_text(messages, n: int) -> str:
-    """The n-th abstract block of an answer prompt (for fakes that copy from their sources)."""
-    user = messages[-1]["content"]
-    block = user.split(f'<abstract n="{n}"', 1)[1].split("</abstract>", 1)[0]
-    return block.split("\n", 1)[1].strip()
+def source_text(messages, n: int | None = None) -> str:
+    """The evidence sentences of paper [n] in an answer prompt, joined (the first paper shown when n
+    is None): for fakes that copy from their sources."""
+    user = messages[-1]["content"].split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    blocks = {}
+    for block in user.split("\n\n"):
+        head, *lines = block.split("\n")
+        num = int(head[1 : head.index("]")])
+        blocks[num] = " ".join(x[2:] for x in lines if x.startswith("- "))
+    return blocks[n if n is not None else min(blocks)]
 
 
 @pytest.fixture

@@ -7,18 +7,21 @@ import pytest
 
 from rag.answer import Engine
 from rag.errors import UserError
-from rag.types import Answer
+from rag.types import Answer, Retrieved
 from tests.conftest import CELCOMEN, FakeLLM, make_settings, source_text
 
 
 def run(engine, q, history=None, **kw):
+    """The stream contract: one Retrieved (the sources), text deltas, then exactly one Answer."""
     items = list(engine.stream(q, history, **kw))
-    assert isinstance(items[-1], Answer) and all(isinstance(x, str) for x in items[:-1])
-    return items[:-1], items[-1]
+    assert isinstance(items[0], Retrieved) and items[0].retrieved
+    assert isinstance(items[-1], Answer) and all(isinstance(x, str) for x in items[1:-1])
+    assert [h.paper.paper_id for h in items[0].retrieved] == [h.paper.paper_id for h in items[-1].retrieved]
+    return items[1:-1], items[-1]
 
 
 def test_stream_then_verified_answer(seed_engine, fake_llm):
-    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[2] + ". [1]"  # copies a real sentence
+    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[0] + ". [1]"  # copies a real sentence
     tokens, ans = run(seed_engine, "What does Celcomen do?")
     assert len(tokens) > 3
     assert ans.citations and ans.citations[0].n == 1
@@ -31,7 +34,7 @@ def test_stream_then_verified_answer(seed_engine, fake_llm):
 
 
 def test_json_shape(seed_engine, fake_llm):
-    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[2] + ". [1]"
+    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[0] + ". [1]"
     d = json.loads(json.dumps(seed_engine.ask("What does Celcomen do?").to_json()))
     assert set(d) == {
         "question",
@@ -39,6 +42,8 @@ def test_json_shape(seed_engine, fake_llm):
         "citations",
         "refused",
         "refusal_reason",
+        "shape",
+        "standalone_question",
         "retrieved",
         "sentences",
         "timings",
@@ -52,7 +57,7 @@ def test_json_shape(seed_engine, fake_llm):
 
 def test_wrong_source_marker_is_reattributed(seed_engine, fake_llm):
     # the model copies a sentence of source 1 but cites source 3
-    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[2] + ". [3]"
+    fake_llm.reply = lambda m: source_text(m, 1).split(". ")[0] + ". [3]"
     ans = seed_engine.ask("What does Celcomen do?")
     assert [(c.source_file, c.index) for c in ans.citations] == [CELCOMEN]
 
@@ -75,23 +80,75 @@ def test_refusal_for_absent_subject(seed_engine, fake_llm):
     assert fake_llm.calls == []  # refused before generating
 
 
-def test_which_paper_question_on_an_absent_topic_is_refused_after_an_unsupported_draft(seed_engine, fake_llm):
-    fake_llm.reply = lambda m: "Bananas are rich in potassium and grow in warm climates [1]."
-    # the words overlap the seeds enough to pass the first check, so it is the draft that decides
-    q = "Which paper uses reinforcement learning to control plasma in nuclear fusion reactors?"
-    assert (
-        seed_engine.refusal_score(q, seed_engine.retriever.retrieve(q, 4))[0]
-        >= seed_engine.settings.refuse_threshold
-    )
+def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed_engine, fake_llm):
+    # list questions are answered from the evidence bar alone: no draft is involved, on any CPU
+    q = "Which paper learns gene regulation from spatial transcriptomics with a generative graph neural network?"
     ans = seed_engine.ask(q)
-    assert fake_llm.calls and ans.refused and ans.citations == [] and ans.retrieved
-    assert "no indexed abstract matches" in ans.answer and ans.refusal_reason
-    # the same unsupported draft for a "which paper" question a seed does answer: extractive, cited
-    ans = seed_engine.ask(
-        "Which paper learns gene regulation from spatial transcriptomics with a generative graph neural network?"
-    )
-    assert ans.fallback and not ans.refused
+    assert not ans.refused and ans.shape == "list" and fake_llm.calls == []
     assert (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
+    strict = Engine(
+        seed_engine.settings.model_copy(update={"list_min_score": 0.99}),
+        embedder=seed_engine.embedder,
+        llm=fake_llm,
+        index=seed_engine.index,
+    )
+    ans = strict.ask(q)
+    assert ans.refused and ans.citations == [] and ans.retrieved and ans.shape == "list"
+    assert ans.refusal_reason == "no indexed abstract matches what the question describes"
+    assert fake_llm.calls == []
+
+
+def test_list_question_names_every_matching_paper_with_its_sentence(seed_engine, fake_llm):
+    tokens, ans = run(seed_engine, "Which papers in this collection are about diffusion models?")
+    assert ans.shape == "list" and not ans.refused and fake_llm.calls == []
+    assert len(ans.citations) >= 3
+    assert ans.answer.splitlines()[0].startswith(f"{len(ans.citations)} of the retrieved papers")
+    assert "".join(tokens).strip() == ans.answer  # what streamed is what is kept
+    by_id = {h.paper.paper_id: h.paper for h in ans.retrieved}
+    for c, line in zip(ans.citations, ans.answer.splitlines()[1:]):
+        paper = by_id[c.paper_id]
+        assert paper.text[c.quote_start : c.quote_end] == c.quote and "diffusion" in paper.text.lower()
+        assert line.startswith(paper.label) and line.endswith(f"[{c.n}]")
+
+
+def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fake_llm):
+    tokens, ans = run(seed_engine, "diffusion models", task="summarize")
+    assert ans.shape == "summary" and not ans.refused and fake_llm.calls == [] and len(ans.citations) >= 2
+    assert "".join(tokens).strip() == ans.answer
+    for c, line in zip(ans.citations, ans.answer.splitlines()[1:]):
+        assert line.startswith(c.title) and c.quote in line and line.endswith(f"[{c.n}]")
+
+
+def test_compare_shows_each_paper_then_keeps_only_a_verified_contrast(seed_engine, fake_llm):
+    q = "How do DANSM and EvoGen differ in what they change about diffusion training?"
+    fake_llm.reply = lambda m: "Bananas grow in warm climates [1] [2]."
+    ans = seed_engine.ask(q)
+    assert ans.shape == "compare" and len({c.paper_id for c in ans.citations}) == 2
+    assert "Banana" not in ans.answer and all(s.supported for s in ans.sentences)
+    lines = ans.answer.splitlines()[1:]
+    assert len(lines) == 2 and all(line.endswith("]") for line in lines)
+
+
+def test_topic_switch_answers_the_new_paper_alone(seed_engine, fake_llm):
+    history = [{"role": "user", "content": "What does EvoGen do?"}, {"role": "assistant", "content": "..."}]
+    ans = seed_engine.ask("What does Celcomen do?", history)
+    assert ans.standalone_question == "What does Celcomen do?" and not ans.refused
+    assert (ans.retrieved[0].paper.source_file, ans.retrieved[0].paper.index) == CELCOMEN
+    assert all((c.source_file, c.index) == CELCOMEN for c in ans.citations)
+
+
+def test_follow_up_leans_on_the_turn_it_refers_to(seed_engine, fake_llm):
+    history = [
+        {"role": "user", "content": "What does Celcomen do?"},
+        {"role": "assistant", "content": "..."},
+        {"role": "user", "content": "What does EvoGen do?"},
+        {"role": "assistant", "content": "..."},
+    ]
+    ans = seed_engine.ask("What data did the first one use?", history)
+    assert "Celcomen" in ans.standalone_question and "EvoGen" not in ans.standalone_question
+    assert (ans.retrieved[0].paper.source_file, ans.retrieved[0].paper.index) == CELCOMEN
+    ans = seed_engine.ask("What datasets did they validate it on?", history[:2])
+    assert "Celcomen" in ans.standalone_question
 
 
 @pytest.mark.parametrize("q, msg", [("", "empty"), ("   \n\t", "empty"), ("x" * 4001, "4,001 characters")])
@@ -109,7 +166,8 @@ def test_nothing_ingested(tmp_path, embedder):
 def test_long_odd_question_still_answers(seed_engine, fake_llm):
     q = "  Celcomen?!  " + "please explain in detail " * 100 + " <script>alert(1)</script> ∑∫ 🚀"
     ans = seed_engine.ask(q)
-    assert isinstance(ans, Answer)
+    assert not ans.refused and any((c.source_file, c.index) == CELCOMEN for c in ans.citations)
+    assert "<script>" not in ans.answer
 
 
 def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers):
@@ -138,23 +196,13 @@ def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers
     assert any((c.source_file, c.index) == CELCOMEN for c in ans.citations)
 
 
-def test_generator_sees_only_the_papers_the_question_is_about(seed_engine, fake_llm):
+def test_generator_sees_only_evidence_sentences_of_the_papers_the_question_is_about(seed_engine, fake_llm):
     ans = seed_engine.ask("What does Celcomen do?")
     prompt = fake_llm.calls[-1][-1]["content"]
-    assert prompt.count("<abstract ") == 1 and "Celcomen" in prompt
+    evidence = prompt.split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    assert evidence.count("\n[") == 0 and evidence.startswith("[") and "Celcomen" in evidence
+    cel = next(h.paper for h in ans.retrieved if (h.paper.source_file, h.paper.index) == CELCOMEN)
+    quoted = [x[2:] for x in evidence.splitlines() if x.startswith("- ")]
+    assert 1 <= len(quoted) <= 4 and all(x in cel.text for x in quoted)
+    assert len(evidence) < len(cel.text)  # a few sentences, not the whole abstract
     assert len(ans.retrieved) > 1  # the others are still listed as retrieved
-
-
-def test_a_rewrite_that_invents_a_number_is_not_trusted(seed_engine, fake_llm):
-    history = [
-        {"role": "user", "content": "Which paper proposes MorphoDiff?"},
-        {"role": "assistant", "content": "..."},
-    ]
-    fake_llm.reply = lambda m: (
-        "How many of the 1000 datasets was MorphoDiff validated on?"
-        if "Standalone question" in m[-1]["content"]
-        else "It was validated [1]."
-    )
-    ans = seed_engine.ask("How many datasets was it validated on?", history)
-    assert "1000" not in ans.standalone_question and "MorphoDiff" in ans.standalone_question
-    assert not ans.refused

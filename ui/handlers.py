@@ -179,6 +179,8 @@ class Handlers:
                         if isinstance(item, Answer):
                             turn.answer = item
                             break
+                        if not isinstance(item, str):  # the Retrieved event: sources before text
+                            continue
                         turn.text += item
                         if session.epoch != epoch:  # New chat was pressed: this answer has nowhere to go
                             return
