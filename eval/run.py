@@ -35,7 +35,11 @@ def load_questions(
     limit: int | None = None,
     types: Sequence[str] | None = None,
     ids: Sequence[str] | None = None,
+    split: str | None = None,
+    scale: str | None = None,
 ) -> list[dict]:
+    """Questions of the dev file; `split` (calibration | heldout) and `scale` (seeds | full) select
+    the half and the corpus a question was written for (rows without them count as seeds)."""
     qs = []
     if not Path(path).is_file():
         raise UserError(f"{path}: question file not found (default: eval/questions.jsonl).")
@@ -51,6 +55,10 @@ def load_questions(
         qs = [q for q in qs if q["type"] in types]
     if ids:
         qs = [q for q in qs if q["id"] in set(ids)]
+    if split and split != "all":
+        qs = [q for q in qs if q.get("split") == split]
+    if scale:
+        qs = [q for q in qs if q.get("scale", "seeds") == scale]
     if not limit or limit >= len(qs):
         return qs
     return stratified(qs, limit)
@@ -266,6 +274,8 @@ def main(
     plots: bool = True,
     ids: Sequence[str] | None = None,
     llm=None,
+    split: str | None = None,
+    scale: str | None = None,
 ) -> dict:
     """Run the eval and write OUT/report.json, report.md, rows.jsonl and *.png. Returns the report dict.
 
@@ -282,7 +292,9 @@ def main(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
-    qs = load_questions(questions, limit, types, ids)
+    if scale is None:  # the questions written for this corpus: seeds, or the full conference
+        scale = "seeds" if str(corpus) == "seeds" else "full"
+    qs = load_questions(questions, limit, types, ids, split=split, scale=scale)
     if not qs:
         raise UserError(f"no questions in {questions}" + (f" of types {types}" if types else ""))
     configs = parse_compare(compare, settings.mode)

@@ -286,6 +286,12 @@ def eval_cmd(
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most N questions (round-robin over types).")
     ] = None,
+    split: Annotated[
+        str, typer.Option(help="Dev-set half: heldout (the figures that count), calibration, or all.")
+    ] = "heldout",
+    scale: Annotated[
+        str | None, typer.Option(help="Questions written for: seeds or full (default: from --corpus).")
+    ] = None,
     retrieval_only: Annotated[
         bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")
     ] = False,
@@ -301,7 +307,16 @@ def eval_cmd(
 
     s = make_settings(top_k=top_k, mode=mode, llm=llm, threads=threads)
     rep = eval.run.main(
-        questions, corpus, out, compare, limit, s, data_dir=data_dir, retrieval_only=retrieval_only
+        questions,
+        corpus,
+        out,
+        compare,
+        limit,
+        s,
+        data_dir=data_dir,
+        retrieval_only=retrieval_only,
+        split=split,
+        scale=scale,
     )
     typer.echo(eval.report.headline(rep))
     typer.echo(f"-> {out / 'report.md'}")

@@ -287,17 +287,14 @@ def test_fuse_replays_weighted_rrf():
 
 
 def test_question_loading_limit_is_stratified_and_followups_keep_history(tmp_path):
-    qs = load_questions(ROOT / "eval" / "questions.jsonl", limit=14)
-    assert len(qs) == 14
-    assert {q["type"] for q in qs} == {
-        "factoid",
-        "which",
-        "summary",
-        "multi",
-        "paraphrase",
-        "unanswerable",
-        "followup",
-    }
+    every = load_questions(ROOT / "eval" / "questions.jsonl")
+    qs = load_questions(ROOT / "eval" / "questions.jsonl", limit=16)
+    assert len(qs) == 16
+    assert {q["type"] for q in qs} == {q["type"] for q in every}
+    held = load_questions(ROOT / "eval" / "questions.jsonl", split="heldout", scale="seeds")
+    assert held and all(q["split"] == "heldout" and q["scale"] == "seeds" for q in held)
+    cal = load_questions(ROOT / "eval" / "questions.jsonl", split="calibration")
+    assert len(cal) + len(load_questions(ROOT / "eval" / "questions.jsonl", split="heldout")) == len(every)
     fu = next(q for q in qs if q["type"] == "followup")
     assert fu["history"] and retrieval_query(fu).endswith(f"({fu['history'][-1]})")
     bad = tmp_path / "q.jsonl"
