@@ -308,6 +308,24 @@ def test_auth_requires_login():
         demo.close()
 
 
+def test_cancelled_answer_ends_as_stopped():
+    """Defect 7: a cancelled API answer doesn't stay a pending bubble in that session."""
+    with running_app(FakeEngine(token_delay=0.2)) as (url, _demo):
+        c = Client(url, verbose=False)
+        job = c.submit("What does Celcomen do?", "Answer", 5, "hybrid", "qwen0.5b", api_name=ASK)
+        deadline = time.time() + 30
+        while len(job.outputs()) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        job.cancel()
+        time.sleep(1.0)
+        chat, _sources, data = c.predict(
+            "How was it validated?", "Answer", 5, "hybrid", "qwen0.5b", api_name=ASK
+        )
+        assert data and data["answer"]
+        assert "pending" not in chat and "typing" not in chat
+        assert "Stopped" in visible_text(chat)
+
+
 def _post(url, data: bytes, content_type: str, timeout=10) -> int:
     req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type}, method="POST")
     try:
