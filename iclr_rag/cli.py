@@ -298,6 +298,7 @@ def serve(
 
 @app.command("eval")
 @friendly
+@with_settings("top_k", "mode", "llm", "threads")
 def eval_cmd(
     questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
     corpus: Annotated[
@@ -311,19 +312,32 @@ def eval_cmd(
     retrieval_only: Annotated[
         bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")
     ] = False,
-    data_dir: DataDir = None,
-    top_k: TopK = None,
-    mode: ModeOpt = None,
-    llm: Llm = None,
-    threads: Threads = None,
+    types: Annotated[str | None, typer.Option(help="Comma list of question types to keep.")] = None,
+    ids: Annotated[str | None, typer.Option(help="Comma list of question ids to keep.")] = None,
+    depth: Annotated[int | None, typer.Option(min=1, help="Ranking depth recorded per question.")] = None,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG plots.")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
 ):
     """Run a question set through the engine and write report.json/.md, rows.jsonl and plots."""
     import eval.report
     import eval.run
 
-    s = make_settings(top_k=top_k, mode=mode, llm=llm, threads=threads)
+    extra = {"depth": depth} if depth else {}
     rep = eval.run.main(
-        questions, corpus, out, compare, limit, s, data_dir=data_dir, retrieval_only=retrieval_only
+        questions,
+        corpus,
+        out,
+        compare,
+        limit,
+        settings,
+        data_dir=data_dir,
+        retrieval_only=retrieval_only,
+        types=types.split(",") if types else None,
+        ids=ids.split(",") if ids else None,
+        plots=not no_plots,
+        **extra,
     )
     typer.echo(eval.report.headline(rep))
     typer.echo(f"-> {out / 'report.md'}")
@@ -331,10 +345,12 @@ def eval_cmd(
 
 @app.command()
 @friendly
+@with_settings("threads")
 def bench(
     corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("eval/out/bench"),
     sample: Annotated[int, typer.Option(help="Papers of --corpus for retrieval latency; 0 = all.")] = 1000,
+    ingest_sample: Annotated[int, typer.Option(help="Papers timed for ingest throughput.")] = 300,
     full_ingest: Annotated[
         bool,
         typer.Option(
@@ -342,8 +358,14 @@ def bench(
             help="Also time the whole-corpus ingest, embedded and into a chroma server (~30+ min).",
         ),
     ] = False,
-    data_dir: DataDir = None,
-    threads: Threads = None,
+    no_baseline: Annotated[
+        bool, typer.Option("--no-baseline", help="Skip the llama-index baseline.")
+    ] = False,
+    answers: Annotated[int, typer.Option(min=0, help="Answers timed end to end.")] = 3,
+    ingest_repeats: Annotated[int, typer.Option(min=1, help="Repeats of each ingest timing.")] = 2,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
 ):
     """Performance ratios against bare baselines, measured side by side in one run."""
     import eval.bench
@@ -351,9 +373,13 @@ def bench(
     res = eval.bench.main(
         corpus,
         out,
-        make_settings(threads=threads),
+        settings,
         data_dir=data_dir,
         sample=sample or None,
+        ingest_sample=ingest_sample,
         full_ingest=full_ingest,
+        baseline=not no_baseline,
+        n_answers=answers,
+        ingest_repeats=ingest_repeats,
     )
     typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))

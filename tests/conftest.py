@@ -143,6 +143,19 @@ def seed_engine(seed_data_dir, embedder, fake_llm):
     return Engine(make_settings(seed_data_dir), embedder=embedder, llm=fake_llm)
 
 
+def run_rag(*args, data_dir, timeout=300):
+    """`python -m iclr_rag ARGS` with RAG_DATA_DIR=data_dir; returns the CompletedProcess."""
+    env = {**os.environ, "RAG_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "iclr_rag", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture
+def rag_cli():
+    return run_rag
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

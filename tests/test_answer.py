@@ -109,7 +109,10 @@ def test_nothing_ingested(tmp_path, embedder):
 def test_long_odd_question_still_answers(seed_engine, fake_llm):
     q = "  Celcomen?!  " + "please explain in detail " * 100 + " <script>alert(1)</script> ∑∫ 🚀"
     ans = seed_engine.ask(q)
-    assert isinstance(ans, Answer)
+    prompt = fake_llm.calls[-1][-1]["content"]
+    assert "Celcomen?! please explain in detail please" in prompt  # whitespace collapsed, text kept
+    assert (ans.retrieved[0].paper.source_file, ans.retrieved[0].paper.index) == CELCOMEN
+    assert ans.answer.strip()
 
 
 def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers):
