@@ -132,7 +132,7 @@ class Baseline:
         return out[:depth]
 
     def row(self, q: dict, gold, depth: int) -> dict:
-        from eval.run import base_row
+        from eval.rows import base_row
 
         query = " ".join([*[h for h in q.get("history", []) if str(h).strip()], q["question"]])
         row = base_row(q, "baseline", gold, "answer")

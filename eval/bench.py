@@ -19,7 +19,6 @@ Entry point for the CLI: `eval.bench.main(corpus, out, settings, ...)`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -27,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -318,40 +316,3 @@ def _walk_errors(d, path=""):
             yield path, d
         for k, v in d.items():
             yield from _walk_errors(v, f"{path}.{k}" if path else k)
-
-
-def cli(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m eval.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--corpus", default=None)
-    ap.add_argument("--out", default="eval/out/bench")
-    ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--sample", type=int, default=1000)
-    ap.add_argument("--ingest-sample", type=int, default=300)
-    ap.add_argument("--full-ingest", action="store_true")
-    ap.add_argument("--no-baseline", action="store_true")
-    ap.add_argument("--answers", type=int, default=3)
-    ap.add_argument("--ingest-repeats", type=int, default=2)
-    a = ap.parse_args(argv)
-    from rag.settings import Settings
-
-    res = main(
-        a.corpus,
-        a.out,
-        Settings(),
-        data_dir=a.data_dir,
-        sample=a.sample,
-        ingest_sample=a.ingest_sample,
-        full_ingest=a.full_ingest,
-        baseline=not a.no_baseline,
-        n_answers=a.answers,
-        ingest_repeats=a.ingest_repeats,
-    )
-    print(json.dumps(res["summary"], indent=2))
-    print(f"-> {Path(a.out) / 'bench.md'}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(cli())

@@ -7,9 +7,7 @@ Also runnable without the CLI: `python -m eval.run --help`.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import sys
 import time
 import traceback
 from collections.abc import Sequence
@@ -20,6 +18,7 @@ from tqdm import tqdm
 
 from eval import metrics as M
 from eval.calibrate import ENGINE_MODES, calibration_section, features
+from eval.rows import _pd, base_row, history_msgs, retrieval_query  # noqa: F401 (retrieval_query re-exported)
 from rag.corpus import iter_jsonl
 from rag.errors import UserError
 
@@ -128,48 +127,6 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
     papers = [p for f in files for p in read_file(f)]
     rep = Index(s).ingest(papers, get_embedder(s), progress=progress)
     return s, papers, rep
-
-
-# ------------------------------------------------------------------ rows
-
-
-def _pd(paper, score: float | None = None) -> dict:
-    d = {
-        "paper_id": paper.paper_id,
-        "source_file": paper.source_file,
-        "index": paper.index,
-        "title": paper.title,
-    }
-    if score is not None:
-        d["score"] = round(float(score), 6)
-    return d
-
-
-def history_msgs(q: dict) -> list[dict]:
-    return [{"role": "user", "content": h} for h in q.get("history", []) if str(h).strip()]
-
-
-def retrieval_query(q: dict) -> str:
-    """The standalone question the engine itself searches with (rag.question.standalone: history
-    only when the question depends on it)."""
-    from rag.question import standalone
-
-    return standalone(q["question"], [h for h in q.get("history", []) if str(h).strip()])
-
-
-def base_row(q: dict, config: str, gold: list, task: str) -> dict:
-    return {
-        "id": q["id"],
-        "type": q["type"],
-        "config": config,
-        "task": task,
-        "question": q["question"],
-        "history": q.get("history", []),
-        "gold": q.get("gold", []),
-        "gold_keys": [sorted(g) for g in gold],
-        "answerable": bool(gold),
-        "facts": q.get("answer_facts", []),
-    }
 
 
 def ask_streaming(engine, question: str, history: list[dict], **kw):
@@ -424,49 +381,3 @@ def config_section(
         "wall_s": round(wall, 1),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-
-
-def cli(argv: Sequence[str] | None = None) -> int:
-    """`python -m eval.run` (the same options `rag eval` exposes)."""
-    from rag.settings import Settings
-
-    ap = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__)
-    ap.add_argument("--questions", default="eval/questions.jsonl")
-    ap.add_argument("--corpus", default="seeds", help="seeds | path to a .jsonl/.txt file or folder")
-    ap.add_argument("--out", default="eval/out")
-    ap.add_argument("--compare", default=None, help="comma list of dense,bm25,hybrid,baseline")
-    ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--data-dir", default=None, help="reuse this index folder")
-    ap.add_argument("--retrieval-only", "--no-generate", action="store_true", dest="retrieval_only")
-    ap.add_argument("--types", default=None, help="comma list of question types to keep")
-    ap.add_argument("--ids", default=None, help="comma list of question ids to keep")
-    ap.add_argument("--top-k", type=int, default=None)
-    ap.add_argument("--mode", default=None)
-    ap.add_argument("--llm", default=None)
-    ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH)
-    ap.add_argument("--no-plots", action="store_true")
-    a = ap.parse_args(argv)
-    flags = {k: v for k, v in {"top_k": a.top_k, "mode": a.mode, "llm": a.llm}.items() if v is not None}
-    rep = main(
-        a.questions,
-        a.corpus,
-        a.out,
-        a.compare,
-        a.limit,
-        Settings(**flags),
-        data_dir=a.data_dir,
-        retrieval_only=a.retrieval_only,
-        types=a.types.split(",") if a.types else None,
-        depth=a.depth,
-        plots=not a.no_plots,
-        ids=a.ids.split(",") if a.ids else None,
-    )
-    from eval.report import headline
-
-    print(headline(rep))
-    print(f"-> {Path(a.out) / 'report.md'}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(cli())

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
+import typing
 from pathlib import Path
 from typing import Annotated
 
@@ -51,6 +53,51 @@ def make_settings(**flags) -> Settings:
     return Settings(**{k: v for k, v in flags.items() if v is not None})
 
 
+# Each settings flag, declared once; commands name the ones they take (`with_settings`).
+SETTINGS_OPTIONS = {
+    "data_dir": DataDir,
+    "chroma_url": ChromaUrl,
+    "collection": Collection,
+    "llm": Llm,
+    "top_k": TopK,
+    "mode": ModeOpt,
+    "max_new_tokens": MaxNew,
+    "threads": Threads,
+    "chunk_size": ChunkSize,
+    "chunk_overlap": ChunkOverlap,
+}
+STORE = ("data_dir", "chroma_url", "collection")
+ANSWERING = (*STORE, "llm", "threads", "top_k", "mode")
+
+
+def with_settings(*names: str):
+    """Add the named settings flags to a command and hand it `settings` (make_settings of them)."""
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)  # this module defers annotations
+        params = [
+            p.replace(annotation=hints.get(p.name, p.annotation))
+            for p in sig.parameters.values()
+            if p.name != "settings"
+        ]
+        params += [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=SETTINGS_OPTIONS[n])
+            for n in names
+        ]
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            flags = {n: kw.pop(n, None) for n in names}
+            return fn(*a, settings=make_settings(**flags), **kw)
+
+        wrapper.__signature__ = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return wrapper
+
+    return deco
+
+
 def friendly(fn):
     """User errors become one clear line on stderr and exit code 2, never a traceback."""
 
@@ -67,10 +114,19 @@ def friendly(fn):
     return wrapper
 
 
-def _engine(settings: Settings):
+def _open_index(settings: Settings):
+    """The store, checked before any model loads: missing or broken -> one line, nothing created."""
+    from rag.index import Index
+
+    index = Index(settings)
+    index.require()
+    return index
+
+
+def _engine(settings: Settings, index=None):
     from rag.answer import Engine
 
-    return Engine(settings)
+    return Engine(settings, index=index)
 
 
 def _references(ans) -> str:
@@ -115,28 +171,25 @@ def _run(engine, question, history, json_out, **kw):
 
 @app.command()
 @friendly
+@with_settings(*STORE, "chunk_size", "chunk_overlap", "threads")
 def ingest(
     paths: Annotated[
         list[Path] | None, typer.Argument(help="Files or folders (.txt seeds, .jsonl). Default: seeds/.")
     ] = None,
     json_out: JsonOut = False,
-    data_dir: DataDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    chunk_size: ChunkSize = None,
-    chunk_overlap: ChunkOverlap = None,
-    threads: Threads = None,
+    *,
+    settings: Settings,
 ):
     """Chunk, embed and store abstracts. Re-running skips unchanged abstracts."""
-    s = make_settings(
-        data_dir=data_dir,
-        chroma_url=chroma_url,
-        collection=collection,
-        chunk_size=chunk_size,
-        chunk_overlap=chunk_overlap,
-        threads=threads,
-    )
-    report = _engine(s).ingest(paths, progress=True)
+    from rag.corpus import expand_paths, read_file
+    from rag.index import Index
+    from rag.settings import SEEDS_DIR
+
+    s = settings
+    # every file is parsed (a bad one stops all) before the embedder loads
+    papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
+    engine = _engine(s, index=Index(s))
+    report = engine.index.ingest(papers, engine.embedder, progress=True)
     if json_out:
         typer.echo(json.dumps(report.to_json()))
     else:
@@ -149,87 +202,47 @@ def ingest(
 
 @app.command()
 @friendly
-def ask(
-    question: str,
-    json_out: JsonOut = False,
-    top_k: TopK = None,
-    mode: ModeOpt = None,
-    data_dir: DataDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    llm: Llm = None,
-    max_new_tokens: MaxNew = None,
-    threads: Threads = None,
-):
+@with_settings(*ANSWERING, "max_new_tokens")
+def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     """Answer one question with citations."""
-    s = make_settings(
-        data_dir=data_dir,
-        chroma_url=chroma_url,
-        collection=collection,
-        llm=llm,
-        max_new_tokens=max_new_tokens,
-        threads=threads,
-        top_k=top_k,
-        mode=mode,
-    )
-    _run(_engine(s), question, None, json_out)
+    from rag.hygiene import validate_question
+
+    q = validate_question(question, settings.max_question_chars)  # before any model loads
+    _run(_engine(settings, _open_index(settings)), q, None, json_out)
 
 
 @app.command()
 @friendly
+@with_settings(*ANSWERING)
 def summarize(
     topic: str,
     json_out: JsonOut = False,
     markdown: Annotated[
         Path | None, typer.Option("--markdown", help="Also write the summary as Markdown here.")
     ] = None,
-    top_k: TopK = None,
-    mode: ModeOpt = None,
-    data_dir: DataDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    llm: Llm = None,
-    threads: Threads = None,
+    *,
+    settings: Settings,
 ):
     """A citation-backed summary of the indexed papers on a topic."""
+    from rag.hygiene import validate_question
     from rag.summarize import to_markdown
 
-    s = make_settings(
-        data_dir=data_dir,
-        chroma_url=chroma_url,
-        collection=collection,
-        llm=llm,
-        threads=threads,
-        top_k=top_k,
-        mode=mode,
-    )
-    ans = _run(_engine(s), topic, None, json_out, task="summarize")
+    t = validate_question(topic, settings.max_question_chars)
+    if markdown and not markdown.parent.is_dir():
+        raise UserError(f"--markdown {markdown}: the folder {markdown.parent} does not exist.")
+    ans = _run(_engine(settings, _open_index(settings)), t, None, json_out, task="summarize")
     if markdown:
         markdown.write_text(to_markdown(ans), encoding="utf-8")
 
 
 @app.command()
 @friendly
-def chat(
-    top_k: TopK = None,
-    mode: ModeOpt = None,
-    data_dir: DataDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    llm: Llm = None,
-    threads: Threads = None,
-):
+@with_settings(*ANSWERING)
+def chat(*, settings: Settings):
     """A terminal conversation; follow-up questions use the history. Ctrl-D to leave."""
-    s = make_settings(
-        data_dir=data_dir,
-        chroma_url=chroma_url,
-        collection=collection,
-        llm=llm,
-        threads=threads,
-        top_k=top_k,
-        mode=mode,
-    )
-    engine = _engine(s)
+    from rag.hygiene import validate_question
+
+    engine = _engine(settings, _open_index(settings))
     typer.echo("Loading models…", err=True)
     engine.warm_up()
     history: list[dict] = []
@@ -241,6 +254,7 @@ def chat(
         if q.strip().lower() in {"exit", "quit", ":q"}:
             break
         try:
+            q = validate_question(q, settings.max_question_chars)
             ans = _run(engine, q, history, False)
         except UserError as e:
             typer.echo(f"error: {e}", err=True)
@@ -250,32 +264,41 @@ def chat(
 
 @app.command()
 @friendly
+@with_settings(*STORE, "llm", "threads")
 def serve(
     host: Annotated[
-        str, typer.Option(help="Bind address. Anything but loopback needs --auth.")
+        str,
+        typer.Option(help="Bind address. Anything but loopback needs --auth (or --insecure-no-auth)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 7860,
     auth: Annotated[str | None, typer.Option(help="USER:PASS login [env RAG_AUTH].")] = None,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth", help="Serve a non-loopback address without a login (anyone can use it)."
+        ),
+    ] = False,
     ingest_seeds: Annotated[
         bool, typer.Option("--ingest-seeds/--no-ingest-seeds", help="Ingest seeds/ if the index is empty.")
     ] = True,
-    data_dir: DataDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    llm: Llm = None,
-    threads: Threads = None,
+    *,
+    settings: Settings,
 ):
     """Start the browser chat UI."""
+    from ui.launch_options import check_host, parse_auth
+
+    s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
+    check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
+    if not ingest_seeds:
+        _open_index(s)
     from ui.app import serve as serve_ui
 
-    s = make_settings(
-        data_dir=data_dir, chroma_url=chroma_url, collection=collection, llm=llm, threads=threads, auth=auth
-    )
-    serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds)
+    serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds, insecure_no_auth=insecure_no_auth)
 
 
 @app.command("eval")
 @friendly
+@with_settings("top_k", "mode", "llm", "threads")
 def eval_cmd(
     questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
     corpus: Annotated[
@@ -295,28 +318,34 @@ def eval_cmd(
     retrieval_only: Annotated[
         bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")
     ] = False,
-    data_dir: DataDir = None,
-    top_k: TopK = None,
-    mode: ModeOpt = None,
-    llm: Llm = None,
-    threads: Threads = None,
+    types: Annotated[str | None, typer.Option(help="Comma list of question types to keep.")] = None,
+    ids: Annotated[str | None, typer.Option(help="Comma list of question ids to keep.")] = None,
+    depth: Annotated[int | None, typer.Option(min=1, help="Ranking depth recorded per question.")] = None,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG plots.")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
 ):
     """Run a question set through the engine and write report.json/.md, rows.jsonl and plots."""
     import eval.report
     import eval.run
 
-    s = make_settings(top_k=top_k, mode=mode, llm=llm, threads=threads)
+    extra = {"depth": depth} if depth else {}
     rep = eval.run.main(
         questions,
         corpus,
         out,
         compare,
         limit,
-        s,
+        settings,
         data_dir=data_dir,
         retrieval_only=retrieval_only,
+        types=types.split(",") if types else None,
+        ids=ids.split(",") if ids else None,
+        plots=not no_plots,
         split=split,
         scale=scale,
+        **extra,
     )
     typer.echo(eval.report.headline(rep))
     typer.echo(f"-> {out / 'report.md'}")
@@ -324,10 +353,12 @@ def eval_cmd(
 
 @app.command()
 @friendly
+@with_settings("threads")
 def bench(
     corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("eval/out/bench"),
     sample: Annotated[int, typer.Option(help="Papers of --corpus for retrieval latency; 0 = all.")] = 1000,
+    ingest_sample: Annotated[int, typer.Option(help="Papers timed for ingest throughput.")] = 300,
     full_ingest: Annotated[
         bool,
         typer.Option(
@@ -335,8 +366,14 @@ def bench(
             help="Also time the whole-corpus ingest, embedded and into a chroma server (~30+ min).",
         ),
     ] = False,
-    data_dir: DataDir = None,
-    threads: Threads = None,
+    no_baseline: Annotated[
+        bool, typer.Option("--no-baseline", help="Skip the llama-index baseline.")
+    ] = False,
+    answers: Annotated[int, typer.Option(min=0, help="Answers timed end to end.")] = 3,
+    ingest_repeats: Annotated[int, typer.Option(min=1, help="Repeats of each ingest timing.")] = 2,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
 ):
     """Performance ratios against bare baselines, measured side by side in one run."""
     import eval.bench
@@ -344,9 +381,13 @@ def bench(
     res = eval.bench.main(
         corpus,
         out,
-        make_settings(threads=threads),
+        settings,
         data_dir=data_dir,
         sample=sample or None,
+        ingest_sample=ingest_sample,
         full_ingest=full_ingest,
+        baseline=not no_baseline,
+        n_answers=answers,
+        ingest_repeats=ingest_repeats,
     )
     typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))

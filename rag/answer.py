@@ -13,13 +13,14 @@ from collections.abc import Iterator
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
 from rag.errors import UserError
-from rag.evidence import EvidenceSet, blocks, paper_scores, select
+from rag.evidence import EvidenceSet, blocks, paper_scores, quoted_answer, quoted_lines, select
+from rag.hygiene import is_instruction_only
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
 from rag.question import answerability, check_question, focus, shape, standalone, wants_many
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
-from rag.types import Answer, Citation, Hit, Retrieved, Sentence, final_answer
+from rag.types import Answer, Hit, Retrieved, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
 _INTRODUCES = re.compile(
@@ -31,45 +32,6 @@ def user_turns(history: list[dict] | None) -> list[str]:
     return [
         m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()
     ]
-
-
-def quoted_lines(evset: EvidenceSet, positions: list[int], per_paper: int = 1) -> tuple[list[str], list]:
-    """One line per paper: its title and best evidence sentence(s), cited by source number.
-    Returns (lines, [(position, [Evidence])])."""
-    lines, used = [], []
-    for n in positions:
-        own = sorted(evset.of(n), key=lambda e: -e.score)[:per_paper]
-        if not own:
-            continue
-        own.sort(key=lambda e: e.start)
-        title = evset.hits[n - 1].paper.label
-        lines.append(f"{title}: " + " ".join(e.text.strip() for e in own) + f" [{n}]")
-        used.append((n, own))
-    return lines, used
-
-
-def quoted_answer(question, header, lines, used, hits, **kw) -> Answer:
-    """An Answer made of quoted evidence lines (each supported by construction)."""
-    sentences, citations = [], []
-    for line, (n, own) in zip(lines, used):
-        sentences.append(Sentence(line.rsplit(" [", 1)[0], [n], True, round(max(e.score for e in own), 4)))
-        best = max(own, key=lambda e: e.score)
-        p = best.hit.paper
-        citations.append(
-            Citation(
-                n,
-                p.paper_id,
-                p.title,
-                p.source_file,
-                p.index,
-                best.text,
-                best.start,
-                best.end,
-                sorted((e.start, e.end) for e in own),
-            )
-        )
-    text = "\n".join([header, *lines]) if header else "\n".join(lines)
-    return Answer(question, text, citations, sentences, hits, **kw)
 
 
 class Engine:
@@ -213,6 +175,9 @@ class Engine:
                 shape=kind,
             )
 
+        if is_instruction_only(question):
+            yield refusal(prompts.INSTRUCTION_REASON)
+            return
         if score < s.refuse_threshold:
             yield refusal(reason)
             return

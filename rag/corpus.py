@@ -50,7 +50,8 @@ def load_metadata(folder: Path) -> dict[tuple[str, int], dict]:
     if not meta_path.exists():
         return {}
     out = {}
-    for _, rec in iter_jsonl(meta_path):
+    for lineno, rec in iter_jsonl(meta_path):
+        check_record(meta_path, lineno, rec)
         out[(rec["file"], int(rec["index"]))] = rec
     return out
 
@@ -98,9 +99,40 @@ def read_txt(path: Path) -> list[Paper]:
     return papers
 
 
+# The type each field of a .jsonl record must have (absent or null is fine for all but abstract).
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str, int),
+    "title": (str,),
+    "abstract": (str,),
+    "decision": (str,),
+    "authors": (list,),
+    "primary_area": (str,),
+    "url": (str,),
+}
+_TYPE_WORDS = {str: "a string", int: "an integer", list: "a list of strings"}
+
+
+def check_record(path: Path, lineno: int, rec: dict) -> None:
+    """Every known field has its type (bool is not an id); else CorpusError naming file, line, field."""
+    for name, types in FIELD_TYPES.items():
+        v = rec.get(name)
+        if v is None:
+            continue
+        ok = isinstance(v, types) and not isinstance(v, bool)
+        if ok and name == "authors":
+            ok = all(isinstance(a, str) for a in v)
+        if not ok:
+            want = " or ".join(_TYPE_WORDS[t] for t in types)
+            got = "a list with a non-string item" if isinstance(v, list) else type(v).__name__
+            raise CorpusError(
+                f"{path}:{lineno}: field '{name}' must be {want}, got {got}. Fix the record; nothing was ingested."
+            )
+
+
 def read_jsonl(path: Path) -> list[Paper]:
     papers = []
     for lineno, rec in iter_jsonl(path):
+        check_record(path, lineno, rec)
         abstract = rec.get("abstract")
         if not isinstance(abstract, str) or not abstract.strip():
             raise CorpusError(f"{path}:{lineno}: no 'abstract' text in this record.")

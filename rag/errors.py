@@ -7,3 +7,8 @@ class UserError(Exception):
 
 class CorpusError(UserError):
     """A corpus file is missing, empty, undecodable or malformed; nothing from it was ingested."""
+
+
+class StorageError(UserError):
+    """The index store failed (read-only, damaged, disk full, server gone): one line naming the
+    data dir or URL, what happened and what to do."""

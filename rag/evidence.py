@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.cite import Evidence, Judge
-from rag.types import Hit
+from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.
 _ANAPHOR = re.compile(
@@ -105,3 +105,42 @@ def blocks(evset: EvidenceSet, positions: list[int] | None = None) -> str:
         lines = "\n".join(f"- {e.text}" for e in own)
         parts.append(f"[{n}] {title}\n{lines}")
     return "\n\n".join(parts)
+
+
+def quoted_lines(evset: EvidenceSet, positions: list[int], per_paper: int = 1) -> tuple[list[str], list]:
+    """One line per paper: its title and best evidence sentence(s), cited by source number.
+    Returns (lines, [(position, [Evidence])])."""
+    lines, used = [], []
+    for n in positions:
+        own = sorted(evset.of(n), key=lambda e: -e.score)[:per_paper]
+        if not own:
+            continue
+        own.sort(key=lambda e: e.start)
+        title = evset.hits[n - 1].paper.label
+        lines.append(f"{title}: " + " ".join(e.text.strip() for e in own) + f" [{n}]")
+        used.append((n, own))
+    return lines, used
+
+
+def quoted_answer(question, header, lines, used, hits, **kw) -> Answer:
+    """An Answer made of quoted evidence lines (each supported by construction)."""
+    sentences, citations = [], []
+    for line, (n, own) in zip(lines, used):
+        sentences.append(Sentence(line.rsplit(" [", 1)[0], [n], True, round(max(e.score for e in own), 4)))
+        best = max(own, key=lambda e: e.score)
+        p = best.hit.paper
+        citations.append(
+            Citation(
+                n,
+                p.paper_id,
+                p.title,
+                p.source_file,
+                p.index,
+                best.text,
+                best.start,
+                best.end,
+                sorted((e.start, e.end) for e in own),
+            )
+        )
+    text = "\n".join([header, *lines]) if header else "\n".join(lines)
+    return Answer(question, text, citations, sentences, hits, **kw)

@@ -10,8 +10,15 @@ Two collections:
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import functools
 import hashlib
 import json
+import os
+import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +29,7 @@ import numpy as np
 from tqdm import tqdm
 
 from rag.chunk import chunk_id, chunk_paper, content_hash, embed_text, make_splitter
-from rag.errors import UserError
+from rag.errors import StorageError, UserError
 from rag.settings import Settings
 from rag.types import Chunk, Paper
 
@@ -44,14 +51,148 @@ class IngestReport:
         return d
 
 
+# ------------------------------------------------------------ storage failures -> one line
+_CONNECTION_ERRORS = (
+    "ConnectError",
+    "ConnectTimeout",
+    "ReadError",
+    "ReadTimeout",
+    "WriteError",
+    "RemoteProtocolError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+)
+
+
+def _where(settings: Settings) -> str:
+    return f"the Chroma server at {settings.chroma_url}" if settings.chroma_url else str(settings.data_dir)
+
+
+def storage_error(exc: BaseException, settings: Settings, writing: bool = False) -> StorageError | None:
+    """A known storage failure as a StorageError saying what happened and what to do; None if unknown."""
+    msg = str(exc)
+    low = msg.lower()
+    names = {t.__name__ for t in type(exc).__mro__}
+    where = _where(settings)
+    again = "run `rag ingest` again (it resumes where it stopped)" if writing else "try again"
+    if settings.chroma_url and names & set(_CONNECTION_ERRORS):
+        return StorageError(
+            f"Lost the connection to {where} ({type(exc).__name__}). Check that the server is running, "
+            f"then {again}."
+        )
+    if (
+        "readonly database" in low
+        or "read-only file system" in low
+        or (isinstance(exc, PermissionError) and not settings.chroma_url)
+    ):
+        return StorageError(
+            f"{where} is read-only ({msg.strip().splitlines()[0][:80]}). The embedded index needs write access "
+            "even to answer questions: make the folder writable, or copy it and pass --data-dir COPY."
+        )
+    if (
+        "error in compaction" in low
+        or "disk is full" in low
+        or "no space left" in low
+        or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC)
+    ):
+        return StorageError(
+            f"{where}: the disk is full (writing the index failed). Free some space, then run `rag ingest` "
+            "again; it resumes where it stopped."
+        )
+    damaged = (
+        "file is not a database",
+        "malformed",
+        "database corrupt",
+        "no such table",
+        "file is encrypted",
+    )
+    if any(d in low for d in damaged) or "PanicException" in names:
+        first = msg.strip().splitlines()[0][:100] if msg.strip() else type(exc).__name__
+        return StorageError(
+            f"The index in {where} is damaged ({first}). Move the folder aside "
+            f"(e.g. mv {settings.data_dir} {settings.data_dir}.damaged) and run `rag ingest` again."
+        )
+    return None
+
+
+@contextlib.contextmanager
+def storage_errors(settings: Settings, writing: bool = False):
+    """Known storage failures inside the block become one StorageError line (never a traceback).
+    BaseException, because a corrupt store can raise pyo3's PanicException, which isn't an Exception."""
+    try:
+        yield
+    except (UserError, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:
+        err = storage_error(e, settings, writing)
+        if err is None:
+            raise
+        raise err from None
+
+
+def guarded(writing: bool = False):
+    """Method decorator: `storage_errors` around an Index method (uses self.settings)."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(self, *a, **kw):
+            with storage_errors(self.settings, writing):
+                return fn(self, *a, **kw)
+
+        return wrapper
+
+    return deco
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Hold back what native code writes to fd 2 (a Rust panic prints its own backtrace there) and
+    replay it only if the block succeeds: a damaged store then reads as our one line, nothing else."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # captured stderr (pytest, notebooks)
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), fd)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            if ok:
+                tmp.seek(0)
+                held = tmp.read()
+                if held:
+                    os.write(fd, held)
+
+
+def store_exists(settings: Settings) -> bool:
+    """Whether an embedded store was ever written here (a server store is checked by collection)."""
+    return bool(settings.chroma_url) or (settings.chroma_path / "chroma.sqlite3").exists()
+
+
+def not_indexed(settings: Settings) -> UserError:
+    return UserError(
+        f"Nothing is indexed yet in {_where(settings)}. Run `rag ingest seeds/` (or `make run`) first, "
+        "then ask again."
+    )
+
+
 def open_client(settings: Settings):
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
     if not settings.chroma_url:
-        settings.chroma_path.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(settings.chroma_path), settings=chroma_settings)
+        with storage_errors(settings), _quiet_stderr():
+            settings.chroma_path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(settings.chroma_path), settings=chroma_settings)
     url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
     try:
         client = chromadb.HttpClient(
@@ -67,6 +208,32 @@ def open_client(settings: Settings):
             "Start it with `chroma run --path DIR --port N`, or unset --chroma-url to use the embedded store."
         ) from None
     return client
+
+
+@contextlib.contextmanager
+def ingest_lock(settings: Settings, say=None):
+    """One ingest at a time per store: an flock on a file in the data dir (server mode: in the model
+    cache, keyed by URL + collection). A second ingest waits, then skips what the first stored."""
+    if settings.chroma_url:
+        key = hashlib.sha256(f"{settings.chroma_url}|{settings.collection}".encode()).hexdigest()[:16]
+        path = settings.model_cache / "locks" / f"ingest-{key}.lock"
+    else:
+        path = settings.data_dir / f"ingest-{settings.collection}.lock"
+    with storage_errors(settings, writing=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(path, "a+")  # noqa: SIM115 - held for the block
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            (say or (lambda m: print(m, file=sys.stderr, flush=True)))(
+                f"waiting for another ingest into {_where(settings)} to finish…"
+            )
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
@@ -107,27 +274,76 @@ def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
 
 
 class Index:
-    def __init__(self, settings: Settings):
+    """The store. Opening never creates it: a missing store reads as empty (count() == 0; the data
+    reads raise "Nothing is indexed yet"); `ingest` (or `create=True`) creates it."""
+
+    def __init__(self, settings: Settings, create: bool = False):
         self.settings = settings
-        self.client = open_client(settings)
-        cfg = {"hnsw": {"space": "cosine"}}
-        self.chunks = self.client.get_or_create_collection(
-            settings.collection, configuration=cfg, embedding_function=None
-        )
-        self.papers = self.client.get_or_create_collection(
-            f"{settings.collection}_papers", configuration=cfg, embedding_function=None
-        )
-        self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
+        self.client = None
+        self._chunks = self._papers = None
+        self._max_batch = 1
         self.writes = 0  # bumped by every ingest through this object that wrote: a free change check
         self._wrote = False
+        self._open(create)
+
+    @guarded()
+    def _open(self, create: bool) -> bool:
+        """Open the collections (creating them when `create`); False when there is no store yet."""
+        if self._papers is not None:
+            return True
+        if not create and not store_exists(self.settings):
+            return False
+        if self.client is None:
+            self.client = open_client(self.settings)
+        cfg = {"hnsw": {"space": "cosine"}}
+        names = (self.settings.collection, f"{self.settings.collection}_papers")
+        if create:
+            colls = [
+                self.client.get_or_create_collection(n, configuration=cfg, embedding_function=None)
+                for n in names
+            ]
+        else:
+            from chromadb.errors import NotFoundError
+
+            try:
+                colls = [self.client.get_collection(n, embedding_function=None) for n in names]
+            except (NotFoundError, ValueError):
+                return False
+        self._chunks, self._papers = colls
+        self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
+        return True
+
+    @property
+    def exists(self) -> bool:
+        return self._papers is not None or self._open(False)
+
+    @property
+    def chunks(self):
+        if not self.exists:
+            raise not_indexed(self.settings)
+        return self._chunks
+
+    @property
+    def papers(self):
+        if not self.exists:
+            raise not_indexed(self.settings)
+        return self._papers
+
+    def require(self) -> None:
+        """UserError "Nothing is indexed yet" unless the store holds chunks (checked before models load)."""
+        if self.count() == 0:
+            raise not_indexed(self.settings)
 
     # ------------------------------------------------------------ reading
+    @guarded()
     def count(self) -> int:
-        return self.chunks.count()
+        return self._chunks.count() if self.exists else 0
 
+    @guarded()
     def paper_count(self) -> int:
-        return self.papers.count()
+        return self._papers.count() if self.exists else 0
 
+    @guarded()
     def get_papers(self, ids: list[str]) -> dict[str, Paper]:
         if not ids:
             return {}
@@ -136,6 +352,7 @@ class Index:
             i: paper_from_record(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])
         }
 
+    @guarded()
     def paper_records(self) -> dict[str, tuple[str, dict]]:
         """Every paper record: id -> (abstract, metadata), read in pages."""
         out: dict[str, tuple[str, dict]] = {}
@@ -146,6 +363,7 @@ class Index:
             out.update(zip(got["ids"], zip(got["documents"], got["metadatas"])))
         return out
 
+    @guarded()
     def all_chunks(self, paper_texts: dict[str, str] | None = None) -> list[Chunk]:
         """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
         if paper_texts is None:
@@ -164,6 +382,7 @@ class Index:
             h.update(f"{pid}:{m.get('content_hash')};".encode())
         return h.hexdigest()[:16]
 
+    @guarded()
     def dense(
         self, vector: list[float], n: int, known: dict[str, Chunk] | None = None
     ) -> list[tuple[Chunk, float]]:
@@ -214,17 +433,24 @@ class Index:
         for i in range(0, len(ids), self._max_batch):
             coll.delete(ids=ids[i : i + self._max_batch])
 
-    def ingest(self, papers: list[Paper], embedder, progress: bool = True) -> IngestReport:
-        self._wrote = False
-        try:
-            return self._ingest(papers, embedder, progress)
-        finally:
-            if self._wrote:  # tell readers in any process (see generation())
-                self.writes += 1
-                self.papers.modify(metadata={"generation": uuid.uuid4().hex})
+    @guarded(writing=True)
+    def ingest(self, papers: list[Paper], embedder, progress: bool = True, say=None) -> IngestReport:
+        """Store papers (creating the store); one ingest per store at a time (`ingest_lock`)."""
+        with ingest_lock(self.settings, say):
+            self._open(True)
+            self._wrote = False
+            try:
+                return self._ingest(papers, embedder, progress)
+            finally:
+                if self._wrote:  # tell readers in any process (see generation())
+                    self.writes += 1
+                    self.papers.modify(metadata={"generation": uuid.uuid4().hex})
 
+    @guarded()
     def generation(self) -> str | None:
         """Changes after every ingest that wrote, whichever process ran it: readers' change check."""
+        if not self.exists:
+            return None
         return (self.client.get_collection(self.papers.name, embedding_function=None).metadata or {}).get(
             "generation"
         )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
-from rag.errors import UserError
+from rag.hygiene import validate_question
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -96,15 +96,9 @@ def named_terms(question: str) -> set[str]:
 
 
 def check_question(question: str, max_chars: int) -> str:
-    """The question with its whitespace collapsed, or a UserError saying what to fix."""
-    if not isinstance(question, str) or not question.strip():
-        raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")
-    if len(question) > max_chars:
-        raise UserError(
-            f"The question is {len(question):,} characters long; the limit is {max_chars:,}. "
-            "Shorten it to the question itself."
-        )
-    return " ".join(question.split())
+    """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
+    UserError saying what to fix."""
+    return " ".join(validate_question(question, max_chars).split())
 
 
 _LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"

@@ -137,6 +137,12 @@ class ServingSettings(BaseModel):
     queue_size: int = D(16, "Requests waiting in the UI queue.")
     concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
     example_count: int = D(5, "Example questions shown on the first page.")
+    upload_max_bytes: int = D(
+        1_000_000, "Largest file accepted by /gradio_api/upload (the page has no upload)."
+    )
+    request_max_bytes: int = D(2_000_000, "Largest request body the web server accepts.")
+    login_max_failures: int = D(5, "Failed logins allowed per client address per login_window_s.")
+    login_window_s: float = D(60.0, "Window of the failed-login limit, in seconds.")
 
 
 class Settings(

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rag import prompts
-from rag.evidence import EvidenceSet
+from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.question import check_question
 from rag.types import Answer, Hit, Retrieved
 
@@ -36,8 +36,6 @@ def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[
 def summarize_stream(
     engine: Engine, topic: str, *, top_k: int | None = None, mode=None, question: str | None = None
 ) -> Iterator[str | Retrieved | Answer]:
-    from rag.answer import quoted_answer, quoted_lines
-
     s = engine.settings
     topic = check_question(topic, s.max_question_chars)
     question = question or topic
@@ -75,9 +73,11 @@ def summarize_stream(
 
 def to_markdown(ans: Answer) -> str:
     """The answer followed by a numbered reference list (title, OpenReview URL when known)."""
-    lines = [ans.answer, "", "## References", ""]
+    from rag.hygiene import safe_markdown_text
+
+    lines = [safe_markdown_text(ans.answer), "", "## References", ""]
     for c in ans.citations:
-        label = c.title or f"{c.source_file} #{c.index}"
+        label = safe_markdown_text(c.title or f"{c.source_file} #{c.index}")
         url = "" if "#" in c.paper_id else f" — https://openreview.net/forum?id={c.paper_id}"
         lines.append(f"{c.n}. {label}{url}")
     return "\n".join(lines).strip() + "\n"

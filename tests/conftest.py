@@ -53,6 +53,56 @@ def source_text(messages, n: int | None = None) -> str:
     return blocks[n if n is not None else min(blocks)]
 
 
+class FakeEmbedder:
+    """Deterministic unit vectors from a text hash (no model load); counts what it embeds."""
+
+    name = "fake-embedder"
+    max_seq_length = 128
+
+    def __init__(self, delay_s: float = 0.0):
+        self.calls, self.delay_s = 0, delay_s
+
+    def encode(self, texts, progress=False):
+        import hashlib
+
+        import numpy as np
+
+        time.sleep(self.delay_s)
+        self.calls += len(texts)
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest(), dtype=np.uint8)[:16] for t in texts]
+        v = np.asarray(rows, dtype=np.float32) + 1.0
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def fake_embedder():
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def slow_embedder():
+    """A FakeEmbedder taking 0.3 s per batch (for races between ingests)."""
+    return FakeEmbedder(delay_s=0.3)
+
+
+@pytest.fixture
+def tiny_papers():
+    """Four one-chunk papers from one file."""
+    from rag.types import Paper
+
+    return [
+        Paper(
+            paper_id=f"T{i}",
+            text=f"We propose method M{i} for graph learning. It works well on benchmark {i}.",
+            source_file="tiny.jsonl",
+            source_id="tiny",
+            index=i,
+            title=f"Tiny paper {i}",
+        )
+        for i in range(4)
+    ]
+
+
 @pytest.fixture
 def fake_llm():
     return FakeLLM()
@@ -96,6 +146,19 @@ def seed_engine(seed_data_dir, embedder, fake_llm):
     from rag.answer import Engine
 
     return Engine(make_settings(seed_data_dir), embedder=embedder, llm=fake_llm)
+
+
+def run_rag(*args, data_dir, timeout=300):
+    """`python -m iclr_rag ARGS` with RAG_DATA_DIR=data_dir; returns the CompletedProcess."""
+    env = {**os.environ, "RAG_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "iclr_rag", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture
+def rag_cli():
+    return run_rag
 
 
 def free_port() -> int:

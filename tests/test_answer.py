@@ -168,6 +168,7 @@ def test_long_odd_question_still_answers(seed_engine, fake_llm):
     ans = seed_engine.ask(q)
     assert not ans.refused and any((c.source_file, c.index) == CELCOMEN for c in ans.citations)
     assert "<script>" not in ans.answer
+    assert (ans.retrieved[0].paper.source_file, ans.retrieved[0].paper.index) == CELCOMEN
 
 
 def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers):

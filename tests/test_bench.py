@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from eval import bench
 
-from eval import bench  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def fake_result() -> dict:

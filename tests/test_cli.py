@@ -59,3 +59,81 @@ def test_help_lists_the_commands(tmp_path):
     out = rag("--help", data_dir=tmp_path).stdout
     for cmd in ("ingest", "ask", "chat", "summarize", "serve"):
         assert cmd in out
+
+
+# ------------------------------------------------------------ issue 14: fast, one-line failures
+def test_invalid_input_is_rejected_before_any_model_loads(tmp_path, monkeypatch):
+    """Defect 8d: each of these fails with exit 2 without building the engine."""
+    from typer.testing import CliRunner
+
+    import iclr_rag.cli as cli
+
+    def no_models(*a, **kw):
+        raise AssertionError("models must not load for invalid input")
+
+    monkeypatch.setattr(cli, "_engine", no_models)
+    monkeypatch.setattr("rag.models.get_embedder", no_models)
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "d"))
+    runner = CliRunner()
+    cases = [
+        (["ask", ""], "empty"),
+        (["ask", "\x1b[31m"], "empty"),
+        (["ask", "q" * 4001], "limit is 4,000"),
+        (["ask", "x", "--mode", "magic"], "hybrid, dense or bm25"),
+        (["ask", "x", "--top-k", "0"], "top-k"),
+        (["ask", "What does Celcomen do?"], "Nothing is indexed yet"),
+        (["summarize", ""], "empty"),
+        (["ingest", str(tmp_path / "missing.txt")], "file not found"),
+        (["serve", "--host", "0.0.0.0"], "--insecure-no-auth"),
+        (["serve", "--no-ingest-seeds"], "Nothing is indexed yet"),
+    ]
+    for args, msg in cases:
+        r = runner.invoke(cli.app, args)
+        out = r.stdout + (r.stderr or "")
+        assert r.exit_code == 2 and msg in out, (args, out)
+    assert not (tmp_path / "d" / "chroma").exists()  # defect 4: reading created nothing
+
+
+def test_damaged_index_is_one_line(tmp_path):
+    """Defect 3: a corrupted chroma.sqlite3 -> exit 2, one line naming the folder and what to do."""
+    (tmp_path / "chroma").mkdir()
+    (tmp_path / "chroma" / "chroma.sqlite3").write_bytes(os.urandom(8192))
+    r = rag("ask", "What does Celcomen do?", data_dir=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is damaged" in lines[0] and str(tmp_path) in lines[0], r.stderr
+
+
+def test_bad_field_type_ingests_nothing(tmp_path):
+    """Defect 2: a non-scalar title -> exit 2, file:line, and the file's valid records aren't ingested."""
+    f = tmp_path / "c.jsonl"
+    f.write_text(
+        '{"id":"G1","title":"ok","abstract":"We propose B. It works."}\n'
+        '{"id":"X1","title":{"en":"t"},"abstract":"We propose A. It works."}\n'
+    )
+    r = rag("ingest", str(f), data_dir=tmp_path / "d")
+    assert r.returncode == 2 and "c.jsonl:2: field 'title'" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "d" / "chroma").exists()
+
+
+def _readonly_rag(data, *args):
+    """`rag` with `data` mounted read-only (root ignores file modes; a private mount namespace does not)."""
+    cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "iclr_rag", *args])
+    script = f"mount --bind '{data}' '{data}' && mount -o remount,bind,ro '{data}' && exec {cmd}"
+    env = {**os.environ, "RAG_DATA_DIR": str(data)}
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_read_only_data_dir_says_so_in_one_line(tmp_path, fake_embedder, tiny_papers):
+    from rag.index import Index
+    from rag.settings import Settings
+
+    Index(Settings(data_dir=tmp_path)).ingest(tiny_papers, fake_embedder, progress=False)
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespaces here")
+    r = _readonly_rag(tmp_path, "ask", "What does M1 do?")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "is read-only" in lines[0], r.stderr

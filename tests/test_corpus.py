@@ -93,3 +93,34 @@ def test_folder_expansion_skips_metadata(tmp_path):
     assert [f.name for f in files] == ["000_e01d3feec203c69d.txt", "002_fdada5ea96b8bec8.txt"]
     with pytest.raises(CorpusError, match="no .txt or .jsonl"):
         expand_paths([tmp_path])
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("title", {"en": "t"}),
+        ("id", ["X1"]),
+        ("id", True),
+        ("abstract", ["We propose A."]),
+        ("decision", 1),
+        ("authors", "Ann Lee"),
+        ("authors", ["Ann", {"name": "Bo"}]),
+        ("primary_area", {"a": 1}),
+        ("url", 3.5),
+    ],
+)
+def test_non_scalar_field_is_reported_with_file_and_line(tmp_path, field, value):
+    f = tmp_path / "c.jsonl"
+    good = {"id": "G1", "title": "fine", "abstract": "We propose B. It works."}
+    bad = {"id": "X1", "title": "t", "abstract": "We propose A. It works.", field: value}
+    f.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(CorpusError, match=rf"c\.jsonl:2: field '{field}' must be"):
+        read_file(f)
+
+
+def test_field_types_that_are_fine(tmp_path):
+    f = tmp_path / "c.jsonl"
+    rec = {"id": 7, "title": None, "abstract": "We propose A.", "authors": ["A", "B"], "url": "http://x"}
+    f.write_text(json.dumps(rec) + "\n")
+    (p,) = read_file(f)
+    assert p.paper_id == "7" and p.authors == ["A", "B"] and p.title is None

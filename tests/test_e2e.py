@@ -6,7 +6,6 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import CELCOMEN, make_settings
-from tests.test_cli import rag
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +25,8 @@ def real_engine(seed_data_dir, embedder, real_llm):
     return Engine(make_settings(seed_data_dir), embedder=embedder, llm=real_llm)
 
 
-def test_cli_ask_json_cites_celcomen_on_a_fresh_data_dir(tmp_path):
+def test_cli_ask_json_cites_celcomen_on_a_fresh_data_dir(tmp_path, rag_cli):
+    rag = rag_cli
     assert rag("ingest", data_dir=tmp_path).returncode == 0
     r = rag("ask", "--json", "What does Celcomen do?", data_dir=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from eval import metrics as M
+from eval.calibrate import fuse
+from eval.run import load_questions, parse_compare, retrieval_query
+from rag.errors import UserError
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # `eval` is a top-level folder of the repo, not an installed package
-    sys.path.insert(0, str(ROOT))
-
-from eval import metrics as M  # noqa: E402
-from eval.calibrate import fuse  # noqa: E402
-from eval.run import load_questions, parse_compare, retrieval_query  # noqa: E402
-from rag.errors import UserError  # noqa: E402
-
 ID_MAP = {("a.txt", 0): "ID0", ("a.txt", 1): "ID1", ("b.txt", 3): "ID3"}
 
 

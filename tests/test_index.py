@@ -184,3 +184,130 @@ def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(t
     third = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
     assert third.removed > 0 and index.paper_count() == 5
     assert sorted(index.paper_records()) == ["P0", "P1", "P2", "P3", "P4"]
+
+
+# ------------------------------------------------------------ storage failures (issue 14, defects 3, 4, 9)
+def _internal(msg):
+    from chromadb.errors import InternalError
+
+    return InternalError(msg)
+
+
+@pytest.mark.parametrize(
+    "exc, url, expect",
+    [
+        (
+            lambda: _internal("error returned from database: (code: 8) attempt to write a readonly database"),
+            None,
+            "is read-only",
+        ),
+        (lambda: PermissionError(13, "Permission denied"), None, "is read-only"),
+        (
+            lambda: _internal("error returned from database: (code: 26) file is not a database"),
+            None,
+            "is damaged",
+        ),
+        (
+            lambda: _internal(
+                'Database(SqliteError { code: 11, message: "database disk image is malformed" })'
+            ),
+            None,
+            "is damaged",
+        ),
+        (
+            lambda: _internal("Error in compaction: Failed to apply logs to the hnsw segment writer"),
+            None,
+            "disk is full",
+        ),
+        (lambda: OSError(28, "No space left on device"), None, "disk is full"),
+        (
+            lambda: __import__("httpx").ConnectError("[Errno 111] Connection refused"),
+            "http://127.0.0.1:9",
+            "Lost the connection",
+        ),
+    ],
+)
+def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, expect):
+    from rag.errors import StorageError
+    from rag.index import storage_errors
+
+    s = Settings(data_dir=tmp_path / "data", chroma_url=url)
+    with pytest.raises(StorageError, match=expect) as got:
+        with storage_errors(s, writing=True):
+            raise exc()
+    msg = str(got.value)
+    assert "\n" not in msg and (url or str(tmp_path / "data")) in msg
+    assert "rag ingest" in msg or "writable" in msg
+
+
+def test_unknown_errors_pass_through(tmp_path):
+    from rag.index import storage_errors
+
+    with pytest.raises(KeyError):
+        with storage_errors(Settings(data_dir=tmp_path)):
+            raise KeyError("x")
+
+
+def test_index_reads_translate_storage_failures(settings, fake_embedder, tiny_papers, monkeypatch):
+    from rag.errors import StorageError
+
+    index = Index(settings)
+    index.ingest(tiny_papers, fake_embedder, progress=False)
+
+    def broken(*a, **kw):
+        raise _internal("error returned from database: (code: 26) file is not a database")
+
+    monkeypatch.setattr(type(index._chunks), "count", broken)
+    with pytest.raises(StorageError, match="is damaged"):
+        index.count()
+
+
+@pytest.mark.parametrize("damage", ["junk", "middle"])
+def test_damaged_sqlite_is_one_line(settings, fake_embedder, tiny_papers, damage):
+    """Junk bytes: 'file is not a database'; a damaged middle: pyo3 PanicException (a BaseException)."""
+    from rag.errors import StorageError
+
+    Index(settings).ingest(tiny_papers, fake_embedder, progress=False)
+    db = settings.chroma_path / "chroma.sqlite3"
+    if damage == "junk":
+        db.write_bytes(os.urandom(5000))
+    else:
+        with open(db, "r+b") as f:
+            f.seek(30000)
+            f.write(b"\xff" * 20000)
+    with pytest.raises(StorageError, match="is damaged.*mv .*damaged.*rag ingest"):
+        Index(settings)
+
+
+def test_reading_a_missing_store_creates_nothing(tmp_path):
+    data = tmp_path / "empty"
+    data.mkdir()
+    index = Index(Settings(data_dir=data))
+    assert index.count() == 0 and index.paper_count() == 0 and not index.exists
+    with pytest.raises(UserError, match="Nothing is indexed yet"):
+        index.require()
+    with pytest.raises(UserError, match="Nothing is indexed yet"):
+        index.papers.get()
+    assert list(data.iterdir()) == []
+
+
+def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_embedder):
+    """Two ingests of the same papers at once: the second waits for the lock, then skips all."""
+    import threading
+
+    s = Settings(data_dir=tmp_path / "data", ingest_block=1)
+    emb = slow_embedder
+    said, reports = [], []
+
+    def run():
+        reports.append(Index(s).ingest(tiny_papers, emb, progress=False, say=said.append))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert emb.calls == len(tiny_papers)  # not 2x
+    assert sorted(r.added for r in reports) == [0, len(tiny_papers)]
+    assert any("waiting for another ingest" in m for m in said)
+    assert Index(s).count() == len(tiny_papers)

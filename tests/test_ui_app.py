@@ -82,12 +82,16 @@ def test_parse_auth(monkeypatch):
             parse_auth(bad)
 
 
-def test_non_loopback_host_warns(capsys):
+def test_non_loopback_host_needs_auth_or_insecure_flag(capsys):
+    from rag.errors import UserError
     from ui.app import check_host
 
     check_host("127.0.0.1")
+    check_host("0.0.0.0", ("ann", "pw"))
     assert capsys.readouterr().err == ""
-    check_host("0.0.0.0")
+    with pytest.raises(UserError, match="--auth USER:PASS.*--insecure-no-auth"):
+        check_host("0.0.0.0")
+    check_host("0.0.0.0", None, insecure_no_auth=True)
     assert "WARNING" in capsys.readouterr().err
 
 
@@ -300,6 +304,80 @@ def test_auth_requires_login():
         c = Client(url, auth=("ann", "pw"), verbose=False)
         _, _, data, _ = ask(c, "What does Celcomen do?")
         assert data["citations"]
+    finally:
+        demo.close()
+
+
+def test_cancelled_answer_ends_as_stopped():
+    """Defect 7: a cancelled API answer doesn't stay a pending bubble in that session."""
+    with running_app(FakeEngine(token_delay=0.2)) as (url, _demo):
+        c = Client(url, verbose=False)
+        job = c.submit("What does Celcomen do?", "Answer", 5, "hybrid", "qwen0.5b", api_name=ASK)
+        deadline = time.time() + 30
+        while len(job.outputs()) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        job.cancel()
+        time.sleep(1.0)
+        chat, _sources, data = c.predict(
+            "How was it validated?", "Answer", 5, "hybrid", "qwen0.5b", api_name=ASK
+        )
+        assert data and data["answer"]
+        assert "pending" not in chat and "typing" not in chat
+        assert "Stopped" in visible_text(chat)
+
+
+def _post(url, data: bytes, content_type: str, timeout=10) -> int:
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_failed_logins_are_limited_per_client():
+    """30 wrong passwords in a row: only the first few are checked, then 429 (issue 14, defect 6)."""
+    from rag.settings import Settings
+    from ui.app import build_app, start
+
+    demo = build_app(FakeEngine(token_delay=0))
+    url = start(demo, port=free_port(), auth="ann:pw", quiet=True, settings=Settings(login_max_failures=5))
+    try:
+        form = "application/x-www-form-urlencoded"
+        codes = [_post(url + "login", b"username=ann&password=wrong", form) for _ in range(30)]
+        assert codes[:5] == [400] * 5 and set(codes[5:]) == {429}
+        assert _post(url + "login", b"username=ann&password=pw", form) == 429  # locked out for the window
+    finally:
+        demo.close()
+
+
+def test_large_uploads_and_bodies_are_refused():
+    from rag.settings import Settings
+    from ui.app import build_app, start
+
+    demo = build_app(FakeEngine(token_delay=0))
+    url = start(
+        demo,
+        port=free_port(),
+        quiet=True,
+        settings=Settings(upload_max_bytes=10_000, request_max_bytes=50_000),
+    )
+    try:
+        boundary = "xyzBOUNDARY"
+
+        def multipart(n):
+            return (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.bin"\r\n'
+                f"Content-Type: application/octet-stream\r\n\r\n".encode()
+                + b"x" * n
+                + f"\r\n--{boundary}--\r\n".encode()
+            )
+
+        ctype = f"multipart/form-data; boundary={boundary}"
+        assert _post(url + "gradio_api/upload", multipart(1000), ctype) == 200
+        assert _post(url + "gradio_api/upload", multipart(20_000), ctype) == 413  # max_file_size
+        assert _post(url + "gradio_api/upload", multipart(200_000), ctype) == 413  # body cap
+        assert _post(url + "gradio_api/queue/join", b"{" + b" " * 100_000 + b"}", "application/json") == 413
     finally:
         demo.close()
 

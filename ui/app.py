@@ -21,7 +21,7 @@ from ui import render
 from ui.assets import COPY_JS
 from ui.engine_holder import N_EXAMPLES, EngineHolder
 from ui.handlers import MODES, TASKS, Handlers
-from ui.launch_options import check_host, launch_kwargs, parse_auth
+from ui.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
 from ui.session import Session
 
 if TYPE_CHECKING:  # importing the engine takes seconds (llama-index, chroma): only the loader does
@@ -254,10 +254,12 @@ def start(
     auth: str | tuple[str, str] | None = None,
     quiet: bool = False,
     block: bool = False,
+    insecure_no_auth: bool = False,
+    settings: Settings | None = None,
 ) -> str:
     """Serve `demo`; returns its local URL (blocks forever when `block`)."""
-    check_host(host)
     creds = parse_auth(auth)
+    check_host(host, creds, insecure_no_auth)
     demo.launch(
         server_name=host,
         server_port=port,
@@ -268,6 +270,7 @@ def start(
         inbrowser=False,
         share=False,
         **launch_kwargs(),
+        **guard_kwargs(settings or Settings()),
     )
     return demo.local_url
 
@@ -314,6 +317,7 @@ def serve(
     ingest_seeds: bool = True,
     auth: str | None = None,
     block: bool = True,
+    insecure_no_auth: bool = False,
 ) -> gr.Blocks:
     """`rag serve`: the page comes up at once and says "loading" while the engine loads.
 
@@ -322,13 +326,22 @@ def serve(
     if settings is None:
         settings = Settings()
     auth = auth if auth is not None else settings.auth
+    check_host(host, parse_auth(auth or ""), insecure_no_auth)  # before anything loads
     holder = EngineHolder(
         default_profile=settings.llm,
         loader=lambda: load_engine(settings, ingest_seeds=ingest_seeds, report=holder.set_progress),
     )
     holder.start()
     demo = build_app(holder, default_top_k=settings.top_k, default_mode=settings.mode)
-    start(demo, host=host, port=port, auth=auth, block=block)
+    start(
+        demo,
+        host=host,
+        port=port,
+        auth=auth,
+        block=block,
+        insecure_no_auth=insecure_no_auth,
+        settings=settings,
+    )
     return demo
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import gradio as gr
 
 from rag.errors import UserError
+from rag.hygiene import clean_question
 from rag.types import Answer
 from ui import render
 from ui.engine_holder import EngineHolder
@@ -89,9 +90,10 @@ class Handlers:
 
     def submit_question(self, message: str, session: Session, task_label: str, show_scores: bool):
         """Step 1 (fast, not serialized): show the question at once and queue it."""
-        text = (message or "").strip()
+        text = clean_question(message or "").strip()
         if not text:
             return gr.skip(), gr.skip(), session, gr.skip(), EMPTY_HINT, gr.skip(), gr.skip()
+        self._stop_abandoned(session)
         self._queue(session, text, task_label)
         return (
             _chat(session),
@@ -118,10 +120,11 @@ class Handlers:
         Streams (chat_html, sources_html, answer_json); answer_json is Answer.to_json() plus
         "markdown" once the answer is final, else null.
         """
-        text = (question or "").strip()
+        text = clean_question(question or "").strip()
         if not text:
             yield _chat(session), gr.skip(), session, None
             return
+        self._stop_abandoned(session)
         self._queue(session, text, task)
         for chat_html, sources_html, sess, data, _restore in self._run_pending(
             session, top_k, mode if mode in MODES else None, profile, False
@@ -143,6 +146,16 @@ class Handlers:
             yield from self._answer_turn_inner(session, turn, top_k, mode, profile, show_scores)
         finally:
             session.streaming -= 1
+            if turn.status in ("queued", "streaming"):  # closed mid-answer: cancelled, or the client left
+                turn.status, turn.note = "stopped", None
+
+    @staticmethod
+    def _stop_abandoned(session: Session) -> None:
+        """Turns left streaming by a cancelled request whose generator was never closed end as stopped."""
+        if not session.streaming:
+            for t in session.turns:
+                if t.status == "streaming":
+                    t.status, t.note = "stopped", None
 
     def _answer_turn_inner(self, session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
         holder, epoch = self.holder, session.epoch

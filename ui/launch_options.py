@@ -51,10 +51,36 @@ def parse_auth(auth: str | tuple[str, str] | None) -> tuple[str, str] | None:
     return user, password
 
 
-def check_host(host: str) -> None:
-    if host not in LOOPBACK:
-        print(
-            f"WARNING: serving on {host}: anyone who can reach this machine can use the chat. "
-            "Set --auth USER:PASS (or RAG_AUTH) to require a login.",
-            file=sys.stderr,
+def check_host(host: str, auth=None, insecure_no_auth: bool = False) -> None:
+    """A non-loopback address needs a login, unless --insecure-no-auth says otherwise on purpose."""
+    if host in LOOPBACK or auth:
+        return
+    if not insecure_no_auth:
+        raise UserError(
+            f"Serving on {host} makes the chat reachable from other machines: set --auth USER:PASS "
+            "(or RAG_AUTH), or pass --insecure-no-auth to serve it without a login anyway."
         )
+    print(
+        f"WARNING: serving on {host} without a login (--insecure-no-auth): anyone who can reach this "
+        "machine can use the chat.",
+        file=sys.stderr,
+    )
+
+
+def guard_kwargs(settings) -> dict[str, Any]:
+    """launch() arguments that bound what a client can send: upload and body caps, login limit."""
+    from starlette.middleware import Middleware
+
+    from ui.guard import BodyCap, LoginLimiter
+
+    return dict(
+        max_file_size=settings.upload_max_bytes,
+        app_kwargs={
+            "middleware": [
+                Middleware(BodyCap, max_bytes=settings.request_max_bytes),
+                Middleware(
+                    LoginLimiter, max_failures=settings.login_max_failures, window_s=settings.login_window_s
+                ),
+            ]
+        },
+    )

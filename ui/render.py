@@ -153,6 +153,9 @@ def _turn(t: Turn, turn: int) -> str:
     user = f'<div class="msg user"><div class="bubble">{mode_tag}{esc(t.question)}</div></div>'
     if t.status == "error":
         bot = f'<div class="bubble error" role="alert">{esc(t.error or "Something went wrong.")}</div>'
+    elif t.status == "stopped":
+        shown = f'<div class="answer-text">{render_inline(t.text, turn, None)}</div>' if t.text else ""
+        bot = f'<div class="bubble stopped">{shown}<div class="note">Stopped.</div></div>'
     elif t.answer is not None and t.status == "done":
         bot = f'<div class="bubble">{render_answer_body(t.answer, turn)}</div>'
     else:

@@ -18,7 +18,7 @@ class Turn:
     text: str = ""  # streamed text so far (raw model output)
     answer: Answer | None = None  # the final verified answer
     error: str | None = None  # a plain-words message for the user
-    status: str = "streaming"  # queued | streaming | done | error
+    status: str = "streaming"  # queued | streaming | done | error | stopped
     note: str | None = None  # e.g. "Loading model smollm2…"
 
 
