@@ -42,6 +42,23 @@ ChunkOverlap = Annotated[
     int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap [env RAG_CHUNK_OVERLAP].")
 ]
 JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Decision = Annotated[
+    str | None,
+    typer.Option(
+        "--decision",
+        help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
+        "('Accept (Oral)', 'Desk Rejected', ...) [env RAG_DECISION].",
+    ),
+]
+Area = Annotated[
+    str | None, typer.Option("--area", help="Only papers in this primary area (any case) [env RAG_AREA].")
+]
+Author = Annotated[
+    str | None,
+    typer.Option(
+        "--author", help="Only papers with an author matching NAME (any case/accents) [env RAG_AUTHOR]."
+    ),
+]
 
 
 def make_settings(**flags) -> Settings:
@@ -93,7 +110,7 @@ def _print_answer(ans) -> None:
         typer.echo(f"\n({len(unsupported)} sentence(s) not found in the sources.)")
 
 
-def _run(engine, question, history, json_out, **kw):
+def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
     from rag.types import Answer
 
     live = not json_out and sys.stderr.isatty()
@@ -107,10 +124,31 @@ def _run(engine, question, history, json_out, **kw):
     if live:
         sys.stderr.write("\n\n")
     if json_out:
-        typer.echo(json.dumps(ans.to_json(), ensure_ascii=False, indent=2))
+        out = ans.to_json()
+        if indexed is not None:
+            out["indexed"] = indexed
+            out["filters"] = engine.retriever.filters.to_json()
+        typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         _print_answer(ans)
+        if indexed is not None:
+            typer.echo(f"\n(searched {indexed})", err=True)
     return ans
+
+
+def _question_filters(engine, question: str, flags: tuple) -> str:
+    """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
+    "papers by NAME") filters retrieval; says so on stderr. Returns the question to ask."""
+    from rag.filters import filters_from_question
+
+    if any(flags) or engine.retriever.filters:
+        return question
+    found, cleaned = filters_from_question(question)
+    if found:
+        engine.retriever.filters = found
+        typer.echo(f"(filter from the question: {found.describe()})", err=True)
+        return cleaned
+    return question
 
 
 @app.command()
@@ -119,6 +157,9 @@ def ingest(
     paths: Annotated[
         list[Path] | None, typer.Argument(help="Files or folders (.txt seeds, .jsonl). Default: seeds/.")
     ] = None,
+    conference: Annotated[
+        bool, typer.Option("--conference", help="Ingest the bundled ICLR 2025 submissions (11,672 papers).")
+    ] = False,
     json_out: JsonOut = False,
     data_dir: DataDir = None,
     chroma_url: ChromaUrl = None,
@@ -136,7 +177,15 @@ def ingest(
         chunk_overlap=chunk_overlap,
         threads=threads,
     )
-    report = _engine(s).ingest(paths, progress=True)
+    if conference and paths:
+        raise UserError("Give either --conference or paths to ingest, not both.")
+    if conference:
+        from rag.catalog import ingest_conference
+
+        engine = _engine(s)
+        report = ingest_conference(engine.index, engine.embedder, progress=True)
+    else:
+        report = _engine(s).ingest(paths, progress=True)
     if json_out:
         typer.echo(json.dumps(report.to_json()))
     else:
@@ -160,8 +209,13 @@ def ask(
     llm: Llm = None,
     max_new_tokens: MaxNew = None,
     threads: Threads = None,
+    decision: Decision = None,
+    area: Area = None,
+    author: Author = None,
 ):
     """Answer one question with citations."""
+    from rag.catalog import describe_indexed
+
     s = make_settings(
         data_dir=data_dir,
         chroma_url=chroma_url,
@@ -171,8 +225,14 @@ def ask(
         threads=threads,
         top_k=top_k,
         mode=mode,
+        decision=decision,
+        area=area,
+        author=author,
     )
-    _run(_engine(s), question, None, json_out)
+    engine = _engine(s)
+    indexed = describe_indexed(engine.retriever.bm25().papers) if engine.index.count() else "nothing indexed"
+    question = _question_filters(engine, question, (decision, area, author))
+    _run(engine, question, None, json_out, indexed=indexed)
 
 
 @app.command()
@@ -190,6 +250,9 @@ def summarize(
     collection: Collection = None,
     llm: Llm = None,
     threads: Threads = None,
+    decision: Decision = None,
+    area: Area = None,
+    author: Author = None,
 ):
     """A citation-backed summary of the indexed papers on a topic."""
     from rag.summarize import to_markdown
@@ -202,6 +265,9 @@ def summarize(
         threads=threads,
         top_k=top_k,
         mode=mode,
+        decision=decision,
+        area=area,
+        author=author,
     )
     ans = _run(_engine(s), topic, None, json_out, task="summarize")
     if markdown:
@@ -218,6 +284,9 @@ def chat(
     collection: Collection = None,
     llm: Llm = None,
     threads: Threads = None,
+    decision: Decision = None,
+    area: Area = None,
+    author: Author = None,
 ):
     """A terminal conversation; follow-up questions use the history. Ctrl-D to leave."""
     s = make_settings(
@@ -228,6 +297,9 @@ def chat(
         threads=threads,
         top_k=top_k,
         mode=mode,
+        decision=decision,
+        area=area,
+        author=author,
     )
     engine = _engine(s)
     typer.echo("Loading models…", err=True)
@@ -259,19 +331,110 @@ def serve(
     ingest_seeds: Annotated[
         bool, typer.Option("--ingest-seeds/--no-ingest-seeds", help="Ingest seeds/ if the index is empty.")
     ] = True,
+    conference: Annotated[
+        bool,
+        typer.Option(
+            "--conference", help="Serve the bundled 11,672 ICLR 2025 submissions (indexed on first start)."
+        ),
+    ] = False,
     data_dir: DataDir = None,
     chroma_url: ChromaUrl = None,
     collection: Collection = None,
     llm: Llm = None,
     threads: Threads = None,
+    decision: Decision = None,
+    area: Area = None,
+    author: Author = None,
 ):
     """Start the browser chat UI."""
     from ui.app import serve as serve_ui
 
     s = make_settings(
-        data_dir=data_dir, chroma_url=chroma_url, collection=collection, llm=llm, threads=threads, auth=auth
+        data_dir=data_dir,
+        chroma_url=chroma_url,
+        collection=collection,
+        llm=llm,
+        threads=threads,
+        auth=auth,
+        decision=decision,
+        area=area,
+        author=author,
     )
+    if conference:  # before the UI starts: the terminal shows the progress bar of a first start
+        _ensure_conference(s)
     serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds)
+
+
+def _ensure_conference(s: Settings) -> None:
+    from rag.catalog import holds_conference, ingest_conference
+    from rag.index import Index
+    from rag.models import get_embedder
+
+    index = Index(s)
+    if holds_conference(index):
+        return
+    typer.echo(
+        "Indexing the 11,672 ICLR 2025 submissions (first start only; later starts skip them)…", err=True
+    )
+    rep = ingest_conference(index, get_embedder(s), progress=True)
+    typer.echo(f"{rep.papers} papers indexed ({rep.added} chunks embedded) in {rep.seconds:.0f}s", err=True)
+
+
+@app.command("list")
+@friendly
+def list_cmd(
+    topic: str,
+    json_out: JsonOut = False,
+    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")] = None,
+    bibtex: Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")] = None,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")] = None,
+    mode: ModeOpt = None,
+    decision: Decision = None,
+    area: Area = None,
+    author: Author = None,
+    data_dir: DataDir = None,
+    chroma_url: ChromaUrl = None,
+    collection: Collection = None,
+    threads: Threads = None,
+):
+    """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
+    from rag import export
+    from rag.filters import Filters
+    from rag.lister import list_papers
+
+    s = make_settings(
+        data_dir=data_dir, chroma_url=chroma_url, collection=collection, threads=threads, mode=mode
+    )
+    engine = _engine(s)
+    filters = Filters.of(decision, area, author)
+    if not filters:
+        from rag.filters import filters_from_question
+
+        found, cleaned = filters_from_question(topic)
+        if found:
+            filters, topic = found, cleaned
+            typer.echo(f"(filter from the topic: {found.describe()})", err=True)
+    res = list_papers(engine.retriever, topic, filters, limit=limit, judge=None)
+    for path, text in (
+        (csv_file, lambda: export.to_csv(res.papers)),
+        (bibtex, lambda: export.to_bibtex(res.papers)),
+        (markdown, lambda: export.to_markdown(res.papers, heading=f"ICLR 2025 papers on {res.topic}")),
+    ):
+        if path:
+            try:
+                path.write_text(text(), encoding="utf-8")
+            except OSError as e:
+                raise UserError(f"Cannot write {path}: {e.strerror}.") from None
+    if json_out:
+        typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+        return
+    what = f" ({filters.describe()})" if filters else ""
+    typer.echo(f"{len(res.papers)} papers on “{res.topic}”{what}, best first:")
+    for n, x in enumerate(res.papers, start=1):
+        typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
 
 
 @app.command("eval")
