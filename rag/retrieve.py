@@ -122,7 +122,10 @@ class BM25Side:
         idx, scores = r.bm25.retrieve(tokens, k=k, show_progress=False, weight_mask=mask)
         out = []
         for i, score in zip(idx[0], scores[0]):
-            c = self.by_id.get(r.corpus[int(i)]["node_id"])
+            doc = (
+                i if isinstance(i, dict) else r.corpus[int(i)]
+            )  # bm25s hands back corpus entries when saved with one
+            c = self.by_id.get(doc["node_id"])
             if c is not None and score > 0 and (allowed is None or c.paper_id in allowed):
                 out.append((c, float(score)))
         return out
