@@ -66,3 +66,28 @@ def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
 def test_cli_list_bad_filter(sample_data_dir, flag, value, message):
     r = CliRunner().invoke(app, ["list", "graphs", flag, value, "--data-dir", str(sample_data_dir)])
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.slow
+def test_list_on_2000_paper_slice(tmp_path, embedder, conference_papers):
+    """End to end: ingest a 2,000-paper slice of the bundle through the CLI, then `rag list` on it."""
+    import gzip
+    import time
+
+    from rag.settings import CONFERENCE_FILE
+
+    lines = gzip.decompress(CONFERENCE_FILE.read_bytes()).decode().splitlines()[::6][:2000]
+    src = tmp_path / "slice.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = tmp_path / "data"
+    r = CliRunner().invoke(app, ["ingest", str(src), "--json", "--data-dir", str(data)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["papers"] == 2000
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(app, ["list", "diffusion models", "--json", "--data-dir", str(data)])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    texts = {p.paper_id: p.text for p in conference_papers}
+    check_shape(out, texts)
+    assert out["count"] >= 5
+    assert time.perf_counter() - t0 < 120
