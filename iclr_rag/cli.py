@@ -44,6 +44,23 @@ ChunkOverlap = Annotated[
     int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap [env RAG_CHUNK_OVERLAP].")
 ]
 JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Decision = Annotated[
+    str | None,
+    typer.Option(
+        "--decision",
+        help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
+        "('Accept (Oral)', 'Desk Rejected', ...) [env RAG_DECISION].",
+    ),
+]
+Area = Annotated[
+    str | None, typer.Option("--area", help="Only papers in this primary area (any case) [env RAG_AREA].")
+]
+Author = Annotated[
+    str | None,
+    typer.Option(
+        "--author", help="Only papers with an author matching NAME (any case/accents) [env RAG_AUTHOR]."
+    ),
+]
 
 
 def make_settings(**flags) -> Settings:
@@ -65,9 +82,13 @@ SETTINGS_OPTIONS = {
     "threads": Threads,
     "chunk_size": ChunkSize,
     "chunk_overlap": ChunkOverlap,
+    "decision": Decision,
+    "area": Area,
+    "author": Author,
 }
 STORE = ("data_dir", "chroma_url", "collection")
-ANSWERING = (*STORE, "llm", "threads", "top_k", "mode")
+FILTERS = ("decision", "area", "author")
+ANSWERING = (*STORE, "llm", "threads", "top_k", "mode", *FILTERS)
 
 
 def with_settings(*names: str):
@@ -149,7 +170,7 @@ def _print_answer(ans) -> None:
         typer.echo(f"\n({len(unsupported)} sentence(s) not found in the sources.)")
 
 
-def _run(engine, question, history, json_out, **kw):
+def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
     from rag.types import Answer
 
     live = not json_out and sys.stderr.isatty()
@@ -163,10 +184,46 @@ def _run(engine, question, history, json_out, **kw):
     if live:
         sys.stderr.write("\n\n")
     if json_out:
-        typer.echo(json.dumps(ans.to_json(), ensure_ascii=False, indent=2))
+        out = ans.to_json()
+        if indexed is not None:
+            out["indexed"] = indexed
+            out["filters"] = engine.retriever.filters.to_json()
+        typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         _print_answer(ans)
+        if indexed is not None:
+            typer.echo(f"\n(searched {indexed})", err=True)
     return ans
+
+
+def _question_filters(engine, question: str, flags: tuple) -> str:
+    """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
+    "papers by NAME") filters retrieval; says so on stderr. Returns the question to ask."""
+    from rag.filters import filters_from_question
+
+    if any(flags) or engine.retriever.filters:
+        return question
+    found, cleaned = filters_from_question(question)
+    if found:
+        engine.retriever.filters = found
+        typer.echo(f"(filter from the question: {found.describe()})", err=True)
+        return cleaned
+    return question
+
+
+def _question_filters(engine, question: str, flags: tuple) -> str:
+    """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
+    "papers by NAME") filters retrieval; says so on stderr. Returns the question to ask."""
+    from rag.filters import filters_from_question
+
+    if any(flags) or engine.retriever.filters:
+        return question
+    found, cleaned = filters_from_question(question)
+    if found:
+        engine.retriever.filters = found
+        typer.echo(f"(filter from the question: {found.describe()})", err=True)
+        return cleaned
+    return question
 
 
 @app.command()
@@ -177,6 +234,9 @@ def ingest(
         list[Path] | None, typer.Argument(help="Files or folders (.txt seeds, .jsonl). Default: seeds/.")
     ] = None,
     json_out: JsonOut = False,
+    conference: Annotated[
+        bool, typer.Option("--conference", help="Ingest the bundled ICLR 2025 submissions (11,672 papers).")
+    ] = False,
     *,
     settings: Settings,
 ):
@@ -186,6 +246,12 @@ def ingest(
     from rag.settings import SEEDS_DIR
 
     s = settings
+    if conference and paths:
+        raise UserError("Give either --conference or paths to ingest, not both.")
+    if conference:
+        from rag.settings import CONFERENCE_FILE
+
+        paths = [CONFERENCE_FILE]
     # every file is parsed (a bad one stops all) before the embedder loads
     papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
     engine = _engine(s, index=Index(s))
@@ -205,10 +271,14 @@ def ingest(
 @with_settings(*ANSWERING, "max_new_tokens")
 def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     """Answer one question with citations."""
+    from rag.catalog import describe_indexed
     from rag.hygiene import validate_question
 
     q = validate_question(question, settings.max_question_chars)  # before any model loads
-    _run(_engine(settings, _open_index(settings)), q, None, json_out)
+    engine = _engine(settings, _open_index(settings))
+    indexed = describe_indexed(engine.retriever.bm25().papers)
+    q = _question_filters(engine, q, tuple(getattr(settings, f) for f in FILTERS))
+    _run(engine, q, None, json_out, indexed=indexed)
 
 
 @app.command()
@@ -264,7 +334,7 @@ def chat(*, settings: Settings):
 
 @app.command()
 @friendly
-@with_settings(*STORE, "llm", "threads")
+@with_settings(*STORE, "llm", "threads", *FILTERS)
 def serve(
     host: Annotated[
         str,
@@ -281,6 +351,12 @@ def serve(
     ingest_seeds: Annotated[
         bool, typer.Option("--ingest-seeds/--no-ingest-seeds", help="Ingest seeds/ if the index is empty.")
     ] = True,
+    conference: Annotated[
+        bool,
+        typer.Option(
+            "--conference", help="Serve the bundled 11,672 ICLR 2025 submissions (indexed on first start)."
+        ),
+    ] = False,
     *,
     settings: Settings,
 ):
@@ -289,11 +365,77 @@ def serve(
 
     s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
     check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
-    if not ingest_seeds:
+    if conference:  # before the UI starts: the terminal shows the progress bar of a first start
+        _ensure_conference(s)
+    elif not ingest_seeds:
         _open_index(s)
     from ui.app import serve as serve_ui
 
     serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds, insecure_no_auth=insecure_no_auth)
+
+
+def _ensure_conference(s: Settings) -> None:
+    from rag.catalog import holds_conference, ingest_conference
+    from rag.index import Index
+    from rag.models import get_embedder
+
+    index = Index(s)
+    if holds_conference(index):
+        return
+    typer.echo(
+        "Indexing the 11,672 ICLR 2025 submissions (first start only; later starts skip them)…", err=True
+    )
+    rep = ingest_conference(index, get_embedder(s), progress=True)
+    typer.echo(f"{rep.papers} papers indexed ({rep.added} chunks embedded) in {rep.seconds:.0f}s", err=True)
+
+
+@app.command("list")
+@friendly
+@with_settings(*STORE, "threads", "mode", *FILTERS)
+def list_cmd(
+    topic: str,
+    json_out: JsonOut = False,
+    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")] = None,
+    bibtex: Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")] = None,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")] = None,
+    *,
+    settings: Settings,
+):
+    """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
+    from rag import export
+    from rag.filters import Filters
+    from rag.lister import list_papers
+
+    engine = _engine(settings, _open_index(settings))
+    filters = Filters.of(settings.decision, settings.area, settings.author)
+    if not filters:
+        from rag.filters import filters_from_question
+
+        found, cleaned = filters_from_question(topic)
+        if found:
+            filters, topic = found, cleaned
+            typer.echo(f"(filter from the topic: {found.describe()})", err=True)
+    res = list_papers(engine.retriever, topic, filters, limit=limit, judge=None)
+    for path, text in (
+        (csv_file, lambda: export.to_csv(res.papers)),
+        (bibtex, lambda: export.to_bibtex(res.papers)),
+        (markdown, lambda: export.to_markdown(res.papers, heading=f"ICLR 2025 papers on {res.topic}")),
+    ):
+        if path:
+            try:
+                path.write_text(text(), encoding="utf-8")
+            except OSError as e:
+                raise UserError(f"Cannot write {path}: {e.strerror}.") from None
+    if json_out:
+        typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+        return
+    what = f" ({filters.describe()})" if filters else ""
+    typer.echo(f"{len(res.papers)} papers on “{res.topic}”{what}, best first:")
+    for n, x in enumerate(res.papers, start=1):
+        typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
 
 
 @app.command("eval")

@@ -55,13 +55,13 @@ class Engine:
     def llm_profile(self) -> str:
         return self._llm.name if self._llm else self.settings.llm
 
-    def ingest(self, paths=None, progress: bool = False):
+    def ingest(self, paths=None, progress: bool = False, on_progress=None):
         """Parse every file first (a bad file stops all), then index; BM25 rebuilds on next query."""
         from rag.corpus import expand_paths, read_file
         from rag.settings import SEEDS_DIR
 
         papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
-        report = self.index.ingest(papers, self.embedder, progress=progress)
+        report = self.index.ingest(papers, self.embedder, progress=progress, on_progress=on_progress)
         self.retriever.refresh()
         return report
 
@@ -137,8 +137,10 @@ class Engine:
         top_k: int | None = None,
         mode: Mode | None = None,
         task: str = "answer",
+        filters=None,
     ) -> Iterator[str | Retrieved | Answer]:
-        """Yield `Retrieved`, then text deltas, then exactly one verified `Answer`."""
+        """Yield `Retrieved`, then text deltas, then exactly one verified `Answer`. `filters`
+        (rag.filters.Filters; default: the retriever's) keeps only matching papers."""
         s = self.settings
         question = check_question(question, s.max_question_chars)
         self._require_index()
@@ -148,12 +150,13 @@ class Engine:
         if kind == "summary":
             from rag.summarize import summarize_stream
 
-            yield from summarize_stream(self, query, top_k=top_k, mode=mode, question=question)
+            yield from summarize_stream(
+                self, query, top_k=top_k, mode=mode, question=question, filters=filters
+            )
             return
         k = top_k or s.top_k
-        hits = self.retriever.retrieve(
-            query, max(k, s.list_candidates) if kind == "list" else k, mode or s.mode
-        )
+        depth = max(k, s.list_candidates) if kind == "list" else k
+        hits = self.retriever.retrieve(query, depth, mode or s.mode, filters=filters)
         timings = {"retrieve_s": time.perf_counter() - t0}
         yield Retrieved(question, query, kind, hits)
         shown = hits[: s.context_papers]

@@ -3,16 +3,18 @@
 Two formats:
 - seed `.txt`: a header line, then abstracts separated by one or more blank lines (CRLF ok);
   ids and titles come from a `metadata.jsonl` beside the file, when present.
-- `.jsonl`: one object per line with `id`, `title`, `abstract` and optional `decision`,
+- `.jsonl` (or gzipped `.jsonl.gz`, e.g. the bundled seeds/iclr2025.jsonl.gz): one object per line with `id`, `title`, `abstract` and optional `decision`,
   `authors`, `primary_area`.
 A bad file raises CorpusError naming the file (and line) before anything is returned.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
+import zlib
 from pathlib import Path
 
 from rag.errors import CorpusError
@@ -32,8 +34,11 @@ def _read_text(path: Path) -> str:
         raise CorpusError(f"{path}: file not found. Check the path and try again.")
     if not path.is_file():
         raise CorpusError(f"{path}: not a regular file.")
+    data = path.read_bytes()
+    if path.name.lower().endswith(".gz"):
+        data = _gunzip(path, data)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise CorpusError(
             f"{path}: not UTF-8 text (bad byte at offset {e.start}). Re-save it as UTF-8."
@@ -42,6 +47,21 @@ def _read_text(path: Path) -> str:
     if not text.strip():
         raise CorpusError(f"{path}: the file is empty.")
     return text
+
+
+def _gunzip(path: Path, data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise CorpusError(
+            f"{path}: not a readable gzip file ({e}). Re-download or re-compress it with gzip."
+        ) from None
+
+
+def is_jsonl(path: Path) -> bool:
+    """`.jsonl` or gzipped `.jsonl.gz`."""
+    name = Path(path).name.lower()
+    return name.endswith(".jsonl") or name.endswith(".jsonl.gz")
 
 
 def load_metadata(folder: Path) -> dict[tuple[str, int], dict]:
@@ -158,13 +178,14 @@ def read_jsonl(path: Path) -> list[Paper]:
 
 def read_file(path: Path) -> list[Paper]:
     path = Path(path)
-    if path.suffix.lower() == ".jsonl":
+    if is_jsonl(path):
         return read_jsonl(path)
     return read_txt(path)
 
 
 def expand_paths(paths: list[Path]) -> list[Path]:
-    """Folders expand to their .txt and .jsonl files (metadata excluded), sorted."""
+    """Folders expand to their .txt and .jsonl files (metadata excluded), sorted. A folder's `.jsonl.gz`
+    is not picked up (seeds/ bundles the conference that way); name the file to ingest it."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():

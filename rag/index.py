@@ -384,13 +384,14 @@ class Index:
 
     @guarded()
     def dense(
-        self, vector: list[float], n: int, known: dict[str, Chunk] | None = None
+        self, vector: list[float], n: int, known: dict[str, Chunk] | None = None, where: dict | None = None
     ) -> list[tuple[Chunk, float]]:
         """Nearest chunks with cosine similarity. Chunk texts come from `known` (chunk id -> Chunk;
-        ids hash the text, so any cached copy is right) or are cut from their papers' abstracts."""
+        ids hash the text, so any cached copy is right) or are cut from their papers' abstracts.
+        `where` is a Chroma metadata filter on the chunks (e.g. `{"paper_id": {"$in": [...]}}`)."""
         if n <= 0:  # Chroma returns fewer than n when the store holds fewer
             return []
-        res = self.chunks.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        res = self.chunks.query(query_embeddings=[vector], n_results=n, where=where, include=["distances"])
         ids, dists = res["ids"][0], res["distances"][0]
         known = known or {}
         fresh: dict[str, Chunk | None] = {}
@@ -434,13 +435,17 @@ class Index:
             coll.delete(ids=ids[i : i + self._max_batch])
 
     @guarded(writing=True)
-    def ingest(self, papers: list[Paper], embedder, progress: bool = True, say=None) -> IngestReport:
-        """Store papers (creating the store); one ingest per store at a time (`ingest_lock`)."""
+    def ingest(
+        self, papers: list[Paper], embedder, progress: bool = True, say=None, on_progress=None
+    ) -> IngestReport:
+        """Store papers (creating the store); one ingest per store at a time (`ingest_lock`).
+        `on_progress(done, total)` (chunks embedded so far, chunks to embed) is called at the start and
+        after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
         with ingest_lock(self.settings, say):
             self._open(True)
             self._wrote = False
             try:
-                return self._ingest(papers, embedder, progress)
+                return self._ingest(papers, embedder, progress, on_progress)
             finally:
                 if self._wrote:  # tell readers in any process (see generation())
                     self.writes += 1
@@ -455,7 +460,7 @@ class Index:
             "generation"
         )
 
-    def _ingest(self, papers: list[Paper], embedder, progress: bool) -> IngestReport:
+    def _ingest(self, papers: list[Paper], embedder, progress: bool, on_progress=None) -> IngestReport:
         t0 = time.perf_counter()
         s = self.settings
         splitter = make_splitter(s.chunk_size, s.chunk_overlap)
@@ -487,12 +492,16 @@ class Index:
 
         total = sum(len(c) for _, _, c in todo)
         bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
+        if on_progress:
+            on_progress(0, total)
         for group in self._groups(todo):
             texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
             added, replaced = self._write_group(group, embedder.encode(texts))
             rep.added += added
             rep.removed += replaced
             bar.update(added)
+            if on_progress:
+                on_progress(rep.added, total)
         bar.close()
 
         if moved:

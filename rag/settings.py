@@ -25,6 +25,8 @@ for _k, _v in OFFLINE_ENV.items():
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS_DIR = REPO_ROOT / "seeds"
+# Every ICLR 2025 submission, bundled (seeds/ICLR2025_SOURCE.md); `rag ingest --conference` indexes it.
+CONFERENCE_FILE = SEEDS_DIR / "iclr2025.jsonl.gz"
 
 Mode = Literal["hybrid", "dense", "bm25"]
 
@@ -76,6 +78,11 @@ class RetrievalSettings(BaseModel):
     bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
     rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
+    decision: str | None = D(
+        None, "Only papers with this decision: oral|spotlight|poster|accepted|rejected|withdrawn or exact."
+    )
+    area: str | None = D(None, "Only papers in this primary area (case-insensitive exact match).")
+    author: str | None = D(None, "Only papers with an author matching this (substring, case/accent-blind).")
 
 
 class GroundingSettings(BaseModel):
@@ -130,6 +137,22 @@ class GenerationSettings(BaseModel):
     compare_max_new_tokens: int = D(90, "Compare answers: budget of the generated contrast.")
 
 
+class ListSettings(BaseModel):
+    """`rag list`: every paper on a topic, each with its best-matching abstract sentence."""
+
+    lister_candidates: int = D(
+        300, "Chunks pulled from each retriever (dense, BM25; filtered) as candidates."
+    )
+    lister_min_score: float = D(
+        0.5,
+        "PROVISIONAL, not yet calibrated: a paper is listed when its best sentence scores this against the "
+        "topic (judge score: embedding cosine blended with content-word overlap).",
+    )
+    lister_cos_weight: float = D(
+        0.5, "Weight of embedding cosine in a sentence's score (the rest: word overlap)."
+    )
+
+
 class ServingSettings(BaseModel):
     """The web UI."""
 
@@ -146,7 +169,13 @@ class ServingSettings(BaseModel):
 
 
 class Settings(
-    StorageSettings, RetrievalSettings, GroundingSettings, GenerationSettings, ServingSettings, BaseSettings
+    StorageSettings,
+    RetrievalSettings,
+    GroundingSettings,
+    GenerationSettings,
+    ListSettings,
+    ServingSettings,
+    BaseSettings,
 ):
     """Every setting, grouped; each is also an env var RAG_<FIELD> and most a CLI flag."""
 
@@ -165,6 +194,7 @@ class Settings(
             RetrievalSettings,
             GroundingSettings,
             GenerationSettings,
+            ListSettings,
             ServingSettings,
         ):
             for name, f in group.model_fields.items():

@@ -19,10 +19,14 @@ if TYPE_CHECKING:
     from rag.answer import Engine
 
 
-def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[list[int], EvidenceSet]:
+def select_papers(
+    engine: Engine, topic: str, top_k: int | None, mode, filters=None
+) -> tuple[list[int], EvidenceSet]:
     """(positions of the selected papers, best first; the evidence over all candidates)."""
     s = engine.settings
-    cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode)
+    cands = engine.retriever.retrieve(
+        topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters
+    )
     evset = engine.evidence(topic, cands)
     best = evset.max_score
     keep = [
@@ -34,14 +38,20 @@ def select_papers(engine: Engine, topic: str, top_k: int | None, mode) -> tuple[
 
 
 def summarize_stream(
-    engine: Engine, topic: str, *, top_k: int | None = None, mode=None, question: str | None = None
+    engine: Engine,
+    topic: str,
+    *,
+    top_k: int | None = None,
+    mode=None,
+    question: str | None = None,
+    filters=None,
 ) -> Iterator[str | Retrieved | Answer]:
     s = engine.settings
     topic = check_question(topic, s.max_question_chars)
     question = question or topic
     engine._require_index()
     t0 = time.perf_counter()
-    selected, evset = select_papers(engine, topic, top_k, mode)
+    selected, evset = select_papers(engine, topic, top_k, mode, filters)
     hits: list[Hit] = evset.hits
     yield Retrieved(question, topic, "summary", hits)
     timings = {"retrieve_s": time.perf_counter() - t0, "generate_s": 0.0}

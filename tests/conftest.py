@@ -198,3 +198,55 @@ def chroma_server(tmp_path):
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+# ---------------------------------------------------------------- the bundled conference file
+SAMPLE_PER_DECISION = {
+    "Accept (Oral)": 50,
+    "Accept (Spotlight)": 50,
+    "Accept (Poster)": 60,
+    "Reject": 60,
+    "Withdrawn": 50,
+    "Desk Rejected": 30,
+}
+
+
+@pytest.fixture(scope="session")
+def conference_papers():
+    from rag.corpus import read_file
+    from rag.settings import CONFERENCE_FILE
+
+    return read_file(CONFERENCE_FILE)
+
+
+@pytest.fixture(scope="session")
+def sample_papers(conference_papers):
+    """300 real abstracts, chosen deterministically: evenly spaced within each decision (ids sorted)."""
+    out = []
+    for decision, n in SAMPLE_PER_DECISION.items():
+        group = sorted(
+            (p for p in conference_papers if p.decision == decision and len(p.text) >= 100),
+            key=lambda p: p.paper_id,
+        )
+        step = max(1, len(group) // n)
+        out += group[::step][:n]
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_data_dir(tmp_path_factory, embedder, sample_papers) -> Path:
+    """A data dir with the 300 sampled conference papers ingested once per session (read-only)."""
+    from rag.index import Index
+
+    d = tmp_path_factory.mktemp("sample-data")
+    Index(make_settings(d)).ingest(sample_papers, embedder, progress=False)
+    return d
+
+
+@pytest.fixture
+def sample_retriever(sample_data_dir, embedder):
+    from rag.index import Index
+    from rag.retrieve import Retriever
+
+    s = make_settings(sample_data_dir)
+    return Retriever(Index(s), embedder, s)

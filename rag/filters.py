@@ -1,0 +1,236 @@
+"""Paper filters: decision, primary area, author. One small type shared by retrieval, lists and the CLI.
+
+- decision: `oral | spotlight | poster | accepted | rejected | withdrawn | desk_rejected`, or the exact
+  corpus string ("Accept (Oral)", "Reject", ...), case-insensitive; `accepted` is any "Accept (...)".
+- area: a primary area, case-insensitive exact match (HTML entities such as `&amp;` read as `&`).
+- author: a substring of one author's name, case- and accent-insensitive (Unicode NFKD).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rag.errors import UserError
+from rag.types import Paper
+
+DECISION_CLASSES = ("oral", "spotlight", "poster", "rejected", "withdrawn", "desk_rejected")
+DECISION_WORDS = ("oral", "spotlight", "poster", "accepted", "rejected", "withdrawn", "desk_rejected")
+
+
+def decision_class(decision: str | None) -> str:
+    """'Accept (Oral)' -> 'oral', 'Reject' -> 'rejected', 'Desk Rejected' -> 'desk_rejected'; '' if unknown."""
+    if not decision:
+        return ""
+    d = " ".join(decision.lower().split())
+    m = re.fullmatch(r"accept(?:ed)?\s*\((\w+)\)", d)
+    if m:
+        return m.group(1)
+    if d in ("reject", "rejected"):
+        return "rejected"
+    return re.sub(r"\W+", "_", d).strip("_")
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form: NFKD, combining marks dropped, casefolded, spaces collapsed."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(bare.casefold().split())
+
+
+def area_key(area: str | None) -> str:
+    return fold(html.unescape(area or ""))
+
+
+def _decision_key(value: str) -> str:
+    v = fold(value).replace("-", " ").replace("_", " ")
+    aliases = {
+        "orals": "oral",
+        "spotlights": "spotlight",
+        "posters": "poster",
+        "accept": "accepted",
+        "reject": "rejected",
+        "desk rejected": "desk_rejected",
+        "desk reject": "desk_rejected",
+    }
+    return aliases.get(v, v)
+
+
+@dataclass(frozen=True)
+class Filters:
+    decision: str | None = None
+    area: str | None = None
+    author: str | None = None
+
+    @classmethod
+    def of(cls, decision: str | None = None, area: str | None = None, author: str | None = None) -> Filters:
+        """From user input: blank values are no filter."""
+
+        def clean(v):
+            return " ".join(v.split()) if isinstance(v, str) and v.strip() else None
+
+        return cls(clean(decision), clean(area), clean(author))
+
+    def __bool__(self) -> bool:
+        return any((self.decision, self.area, self.author))
+
+    # ------------------------------------------------------------ matching
+    def decision_matches(self, decision: str | None) -> bool:
+        if not self.decision:
+            return True
+        key = _decision_key(self.decision)
+        if key == "accepted":
+            return decision_class(decision) in ("oral", "spotlight", "poster") or fold(
+                decision or ""
+            ).startswith("accept")
+        if key in DECISION_CLASSES:
+            return decision_class(decision) == key
+        return fold(decision or "") == fold(self.decision)
+
+    def area_matches(self, area: str | None) -> bool:
+        return not self.area or area_key(area) == area_key(self.area)
+
+    def author_matches(self, authors: Iterable[str] | None) -> bool:
+        if not self.author:
+            return True
+        needle = fold(self.author)
+        return any(needle in fold(a) for a in authors or ())
+
+    def matches(self, paper: Paper) -> bool:
+        return (
+            self.decision_matches(paper.decision)
+            and self.area_matches(paper.primary_area)
+            and self.author_matches(paper.authors)
+        )
+
+    def allowed(self, papers: Mapping[str, Paper]) -> set[str]:
+        """Ids of the papers that pass."""
+        return {pid for pid, p in papers.items() if self.matches(p)}
+
+    # ------------------------------------------------------------ showing
+    def describe(self) -> str:
+        """'orals, in "reinforcement learning", by an author matching "Bengio"'; '' when unfiltered."""
+        parts = []
+        if self.decision:
+            key = _decision_key(self.decision)
+            plural = {"oral": "orals", "spotlight": "spotlights", "poster": "posters"}
+            parts.append(
+                plural.get(key)
+                or {
+                    "accepted": "accepted papers",
+                    "rejected": "rejected papers",
+                    "withdrawn": "withdrawn papers",
+                    "desk_rejected": "desk-rejected papers",
+                }.get(key, f'decision "{self.decision}"')
+            )
+        if self.area:
+            parts.append(f'in "{self.area}"')
+        if self.author:
+            parts.append(f'by an author matching "{self.author}"')
+        return ", ".join(parts)
+
+    def to_json(self) -> dict:
+        return {"decision": self.decision, "area": self.area, "author": self.author}
+
+    # ------------------------------------------------------------ checking
+    def validate(self, papers: Mapping[str, Paper]) -> set[str]:
+        """The allowed paper ids; a value that matches no indexed paper raises UserError saying what would."""
+        if not self:
+            return set(papers)
+        values = list(papers.values())
+        if self.decision and not any(self.decision_matches(p.decision) for p in values):
+            corpus = sorted({p.decision for p in values if p.decision})
+            raise UserError(
+                f"No indexed paper has decision '{self.decision}'. Use one of: {', '.join(DECISION_WORDS)}"
+                + (f", or exactly: {', '.join(corpus)}." if corpus else " (the index holds no decisions).")
+            )
+        if self.area and not any(self.area_matches(p.primary_area) for p in values):
+            areas = sorted({html.unescape(p.primary_area) for p in values if p.primary_area})
+            raise UserError(
+                f"No indexed paper has primary area '{self.area}'. Valid areas: "
+                + ("; ".join(areas) + "." if areas else "none (the index holds no primary areas).")
+            )
+        if self.author and not any(self.author_matches(p.authors) for p in values):
+            raise UserError(
+                f"No indexed paper has an author matching '{self.author}' (case and accents are ignored)."
+            )
+        allowed = self.allowed(papers)
+        if not allowed:
+            raise UserError(f"No indexed paper matches all of these filters together: {self.describe()}.")
+        return allowed
+
+
+# ---------------------------------------------------------------- from a question
+_SPAN = r"(?:papers?|submissions?|works?|ones|abstracts?)"
+_AS = r"(?:(?:were|was|are|is|got|get)\s+)?(?:accepted\s+)?as\s+(?:an?\s+)?"
+_DECISION_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("desk_rejected", re.compile(rf"\bdesk[- ]?reject(?:ed|ions?)?(?:\s+{_SPAN})?", re.I)),
+    (
+        "withdrawn",
+        re.compile(rf"\b(?:withdrawn|withdrew)(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+withdrawn\b", re.I),
+    ),
+    (
+        "rejected",
+        re.compile(rf"\b(?:rejected|rejections?)(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+rejected\b", re.I),
+    ),
+    (
+        "oral",
+        re.compile(rf"\b(?:orals\b|oral\s+(?:presentations?\s+)?{_SPAN}|{_AS}oral)\b", re.I),
+    ),
+    (
+        "spotlight",
+        re.compile(rf"\b(?:spotlights\b|spotlight\s+{_SPAN}|{_AS}spotlight)\b", re.I),
+    ),
+    ("poster", re.compile(rf"\b(?:posters\b|poster\s+{_SPAN}|{_AS}poster)\b", re.I)),
+    (
+        "accepted",
+        re.compile(rf"\baccepted(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+accepted\b", re.I),
+    ),
+]
+# "papers by Yoshua Bengio", "work from J. Doe", "authored by Ana Núñez", "Bengio's papers"
+_STOP = (
+    r"(?:on|about|in|into|that|which|who|with|for|and|or|at|the|to|regarding|using|published|"
+    r"accepted|rejected|withdrawn|at|iclr|is|are|was|were|do|does|did|have|has)\b"
+)
+_WORD = r"[\w][\w.'\-]*"
+_NAME = rf"(?!{_STOP}){_WORD}(?:\s+(?!{_STOP}){_WORD}){{0,3}}"
+_BY = re.compile(rf"(?:\b({_SPAN})\s+|\b(?:written|authored|co-authored)\s+)(?:by|from)\s+({_NAME})", re.I)
+_POSSESSIVE = re.compile(rf"\b([A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*){{0,3}})['’]s\s+((?:\w+\s+)?{_SPAN})\b")
+_NOT_NAMES = {"iclr", "the", "this", "these", "what", "which", "how", "my", "our", "their", "all", "any"}
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
+    text = re.sub(r"\b(papers?)\s+\1\b", r"\1", text, flags=re.I)
+    return text.strip(" ,")
+
+
+def filters_from_question(question: str) -> tuple[Filters, str]:
+    """Detect a decision ("orals", "rejected papers", "accepted papers", "withdrawn") and an author
+    ("papers by NAME", "NAME's papers") in a question: (the filters, the question with those words
+    replaced by "papers"). The caller shows the user which filter was applied (`Filters.describe()`)."""
+    decision = author = None
+    cleaned = question
+    for cls, pat in _DECISION_PATTERNS:
+        m = pat.search(cleaned)
+        if m:
+            decision = cls
+            before = cleaned[: m.start()].rstrip()
+            repl = "" if re.search(rf"\b{_SPAN}$", before, re.I) else "papers"
+            cleaned = f"{before} {repl} {cleaned[m.end() :].lstrip()}"
+            break
+    m = _BY.search(cleaned)
+    if m and m.group(2).split()[0].lower() not in _NOT_NAMES:
+        author = m.group(2).strip(" .'")
+        cleaned = f"{cleaned[: m.start()]} {m.group(1) or ''} {cleaned[m.end() :]}"
+    else:
+        m = _POSSESSIVE.search(cleaned)
+        if m and m.group(1).split()[0].lower() not in _NOT_NAMES:
+            author = m.group(1)
+            cleaned = f"{cleaned[: m.start()]} {m.group(2)} {cleaned[m.end() :]}"
+    if decision is None and author is None:
+        return Filters(), question
+    return Filters(decision, None, author), _tidy(cleaned)

@@ -1,0 +1,98 @@
+"""Topic -> every indexed paper about it (recall first), each with the abstract sentence that shows it.
+
+Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Evidence: every sentence of
+each candidate's abstract scored against the topic by the citation judge (embedding cosine blended
+with content-word overlap); the best sentence is the quote, and a paper is listed when it clears
+`lister_min_score`. Best first.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rag.cite import Judge
+from rag.errors import UserError
+from rag.filters import Filters
+from rag.types import Hit, Paper
+
+
+@dataclass
+class Listed:
+    paper: Paper
+    quote: str  # the best-matching sentence, a substring of the abstract
+    score: float
+
+    def to_json(self) -> dict:
+        p = self.paper
+        return {
+            "paper_id": p.paper_id,
+            "title": p.title,
+            "decision": p.decision,
+            "primary_area": html.unescape(p.primary_area) if p.primary_area else None,
+            "authors": list(p.authors or []),
+            "url": p.url,
+            "quote": self.quote,
+            "score": round(self.score, 4),
+        }
+
+
+@dataclass
+class PaperList:
+    topic: str
+    filters: Filters
+    papers: list[Listed] = field(default_factory=list)
+    candidates: int = 0
+    seconds: float = 0.0
+
+    def by(self, key) -> dict[str, int]:
+        return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
+
+    def to_json(self) -> dict:
+        return {
+            "topic": self.topic,
+            "filters": self.filters.to_json(),
+            "count": len(self.papers),
+            "by_decision": self.by(lambda p: p.decision),
+            "by_area": self.by(lambda p: html.unescape(p.primary_area) if p.primary_area else None),
+            "papers": [x.to_json() for x in self.papers],
+        }
+
+
+def list_papers(
+    retriever,
+    topic: str,
+    filters: Filters | None = None,
+    limit: int | None = None,
+    judge: Judge | None = None,
+) -> PaperList:
+    """Every paper that clears the relevance bar, best first (at most `limit`)."""
+    t0 = time.perf_counter()
+    s = retriever.settings
+    topic = " ".join((topic or "").split())
+    if not topic:
+        raise UserError('The topic is empty. Give a topic, e.g. `rag list "diffusion models"`.')
+    if retriever.index.count() == 0:
+        raise UserError("Nothing is indexed yet. Run `rag ingest` (or `rag ingest --conference`) first.")
+    f = filters or Filters()
+    n = s.lister_candidates
+    # every retrieved paper is a candidate: top_k as deep as the pools go
+    cands = retriever.retrieve(topic, top_k=2 * n, mode=s.mode, filters=f, candidates=n)
+    judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
+    hits = [Hit(h.paper, h.score, []) for h in cands]
+    best: dict[int, tuple[float, str]] = {}
+    evidence = judge.evidence(hits)
+    for e, score in zip(evidence, judge.scores(topic, evidence)):
+        if e.paper_n not in best or score > best[e.paper_n][0]:
+            best[e.paper_n] = (float(score), e.text)
+    listed = [
+        Listed(h.paper, best[i][1], best[i][0])
+        for i, h in enumerate(hits, start=1)
+        if i in best and best[i][0] >= s.lister_min_score
+    ]
+    listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
+    if limit:
+        listed = listed[:limit]
+    return PaperList(topic, f, listed, candidates=len(cands), seconds=time.perf_counter() - t0)

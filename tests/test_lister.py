@@ -1,0 +1,93 @@
+"""`rag list`: every paper on a topic over 300 sampled conference abstracts; JSON shape and counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from iclr_rag.cli import app
+from rag.filters import Filters
+from rag.lister import list_papers
+
+KEYS = {"paper_id", "title", "decision", "primary_area", "authors", "url", "quote", "score"}
+
+
+def check_shape(out: dict, texts: dict[str, str]) -> None:
+    assert set(out) == {"topic", "filters", "count", "by_decision", "by_area", "papers"}
+    assert (
+        out["count"] == len(out["papers"]) == sum(out["by_decision"].values()) == sum(out["by_area"].values())
+    )
+    scores = [p["score"] for p in out["papers"]]
+    assert scores == sorted(scores, reverse=True)
+    for p in out["papers"]:
+        assert set(p) == KEYS
+        assert p["quote"] and p["quote"] in texts[p["paper_id"]]
+
+
+def test_list_papers(sample_retriever, sample_papers):
+    texts = {p.paper_id: p.text for p in sample_papers}
+    res = list_papers(sample_retriever, "reinforcement learning")
+    out = res.to_json()
+    check_shape(out, texts)
+    assert out["count"] >= 3
+
+
+def test_list_filtered(sample_retriever, sample_papers):
+    texts = {p.paper_id: p.text for p in sample_papers}
+    f = Filters("accepted")
+    out = list_papers(sample_retriever, "language models", f, limit=5).to_json()
+    check_shape(out, texts)
+    assert 0 < out["count"] <= 5
+    assert all(p["decision"].startswith("Accept") for p in out["papers"])
+
+
+def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
+    texts = {p.paper_id: p.text for p in sample_papers}
+    csv_path, bib, md = tmp_path / "l.csv", tmp_path / "l.bib", tmp_path / "l.md"
+    args = ["list", "graph neural networks", "--json", "--data-dir", str(sample_data_dir)]
+    r = CliRunner().invoke(app, [*args, "--csv", str(csv_path), "--bibtex", str(bib), "--markdown", str(md)])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    check_shape(out, texts)
+    assert csv_path.read_text().count("\n") == out["count"] + 1 or "\n" in texts[out["papers"][0]["paper_id"]]
+    assert bib.read_text().count("@") >= out["count"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--decision", "maybe", "Use one of: oral"),
+        ("--area", "cooking", "Valid areas"),
+        ("--author", "Zzyzx", "author"),
+    ],
+)
+def test_cli_list_bad_filter(sample_data_dir, flag, value, message):
+    r = CliRunner().invoke(app, ["list", "graphs", flag, value, "--data-dir", str(sample_data_dir)])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.slow
+def test_list_on_2000_paper_slice(tmp_path, embedder, conference_papers):
+    """End to end: ingest a 2,000-paper slice of the bundle through the CLI, then `rag list` on it."""
+    import gzip
+    import time
+
+    from rag.settings import CONFERENCE_FILE
+
+    lines = gzip.decompress(CONFERENCE_FILE.read_bytes()).decode().splitlines()[::6][:2000]
+    src = tmp_path / "slice.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = tmp_path / "data"
+    r = CliRunner().invoke(app, ["ingest", str(src), "--json", "--data-dir", str(data)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["papers"] == 2000
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(app, ["list", "diffusion models", "--json", "--data-dir", str(data)])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    texts = {p.paper_id: p.text for p in conference_papers}
+    check_shape(out, texts)
+    assert out["count"] >= 5
+    assert time.perf_counter() - t0 < 120
