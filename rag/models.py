@@ -5,6 +5,7 @@ Only this module loads weights; everyone else is handed the objects.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import gc
@@ -374,16 +375,20 @@ def _fp32_tensors(folder: Path) -> dict[str, tuple[Path, str]] | None:
         return {k: (single, k) for k in f.keys()}
 
 
-def _full_load_int8(folder: Path):
+def _full_load_int8(folder: Path) -> dict:
     """Fallback build: the whole fp32 model, quantized in place (each fp32 Linear is freed as it is swapped)."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    return _quantize_inplace(AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval())
+    model = _quantize_inplace(AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval())
+    return {"state": model.state_dict(), "buffers": dict(model.named_buffers())}
 
 
-def _build_int8(folder: Path):
-    """The int8 model from the fp32 folder, one Linear at a time (fp32 never all in memory at once)."""
+def _build_int8(folder: Path) -> dict:
+    """The int8 state from the fp32 folder, one Linear at a time: read, quantize, keep only the int8 state.
+
+    The peak is the int8 model plus one fp32 layer, never the whole fp32 model.
+    """
     import torch
     from safetensors import safe_open
 
@@ -402,6 +407,9 @@ def _build_int8(folder: Path):
             return _full_load_int8(folder)
         source.update(dict.fromkeys(group, stored[0]))
     prefix = {id(m): n for n, m in model.named_modules()}
+    keys = set(model.state_dict())
+    buffers = dict(model.named_buffers())  # real (not meta): non-persistent ones (rotary) are saved too
+    state = {n: b for n, b in buffers.items() if n in keys}
     with contextlib.ExitStack() as stack:
         handles: dict[Path, object] = {}
 
@@ -411,6 +419,7 @@ def _build_int8(folder: Path):
                 handles[file] = stack.enter_context(safe_open(str(file), framework="pt"))
             return torch.nn.Parameter(handles[file].get_tensor(key).to(torch.float32), requires_grad=False)
 
+        linear_params = set()
         for parent, cname, lin in _linears(model):
             full = f"{prefix[id(parent)]}.{cname}".lstrip(".")
             real = torch.nn.Linear(1, 1, bias=lin.bias is not None, device="meta")
@@ -418,12 +427,14 @@ def _build_int8(folder: Path):
             real.weight = fp32(f"{full}.weight")
             if lin.bias is not None:
                 real.bias = fp32(f"{full}.bias")
-            setattr(parent, cname, _quantize_inplace(torch.nn.Sequential(real))[0])
-            del real  # its fp32 weight goes here, before the next layer is read
-        for n in [n for n, _ in model.named_parameters()]:  # embeddings, norms
-            mod, _, leaf = n.rpartition(".")
-            model.get_submodule(mod)._parameters[leaf] = fp32(n)
-    return model
+            state.update(_quantize_inplace(torch.nn.Sequential(real))[0].state_dict(prefix=full + "."))
+            linear_params.update({f"{full}.weight", f"{full}.bias"})
+            del real
+            _trim()  # this layer's fp32 weight back to the OS before the next is read
+        for n, _ in model.named_parameters(remove_duplicate=False):  # embeddings, norms
+            if n not in linear_params and n in keys:
+                state[n] = fp32(n).data
+    return {"state": state, "buffers": buffers}
 
 
 def _quantize_inplace(model):
@@ -436,20 +447,14 @@ def _quantize_inplace(model):
         )
 
 
-def _save_int8(model, path: Path, key: str) -> None:
+def _save_int8(built: dict, path: Path, key: str) -> None:
     import torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": INT8_FORMAT,
-        "key": key,
-        "state": model.state_dict(),
-        "buffers": dict(model.named_buffers()),  # non-persistent ones too (rotary), so loads match builds
-    }
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     sums = _sum_path(path)
     try:
-        torch.save(payload, tmp)
+        torch.save({"format": INT8_FORMAT, "key": key, **built}, tmp)
         _write_atomic(sums, _sha256(tmp))  # the checksum first: a crash in between reads as corrupt, rebuilt
         os.replace(tmp, path)  # atomic: a killed save leaves no partial file under the final name
     finally:
@@ -469,31 +474,41 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _model_from_state(folder: Path, built: dict):
+    """Meta skeleton + 1x1 int8 Linear placeholders, then the saved state assigned: no fp32 copy exists."""
+    import torch.ao.nn.quantized.dynamic as nnqd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _skeleton(folder)
+        for parent, cname, lin in _linears(model):
+            q = nnqd.Linear(1, 1, lin.bias is not None)
+            q.in_features, q.out_features = lin.in_features, lin.out_features
+            setattr(parent, cname, q)
+        state = collections.OrderedDict(built["state"])
+        state._metadata = model.state_dict()._metadata  # module versions: the skeleton's classes are the same
+        model.load_state_dict(state, strict=True, assign=True)
+    for n, b in built["buffers"].items():
+        mod, _, leaf = n.rpartition(".")
+        model.get_submodule(mod)._buffers[leaf] = b
+    if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
+        raise ValueError("int8 state lacks some weights")
+    return model.eval()
+
+
 def _load_int8(folder: Path, path: Path, key: str):
     """The int8 model from its cache file; raises on a file that is not a complete cache for `key`."""
     import torch
-    import torch.ao.nn.quantized.dynamic as nnqd
 
     sums = _sum_path(path)
     if not sums.exists() or sums.read_text().strip() != _sha256(path):  # truncated, bit-flipped, unfinished
         raise ValueError("checksum mismatch")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        if not isinstance(payload, dict) or payload.get("format") != INT8_FORMAT or payload.get("key") != key:
-            raise ValueError("int8 cache written for other settings")
-        model = _skeleton(folder)
-        for parent, cname, lin in _linears(model):  # 1x1 placeholders: the saved state brings the weights
-            q = nnqd.Linear(1, 1, lin.bias is not None)
-            q.in_features, q.out_features = lin.in_features, lin.out_features
-            setattr(parent, cname, q)
-        model.load_state_dict(payload["state"], strict=True, assign=True)
-    for n, b in payload["buffers"].items():
-        mod, _, leaf = n.rpartition(".")
-        model.get_submodule(mod)._buffers[leaf] = b
-    if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
-        raise ValueError("int8 cache lacks some weights")
-    return model.eval()
+        built = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    if not isinstance(built, dict) or built.get("format") != INT8_FORMAT or built.get("key") != key:
+        raise ValueError("int8 cache written for other settings")
+    return _model_from_state(folder, built)
 
 
 def load_int8(folder: Path, settings: Settings):
@@ -509,15 +524,15 @@ def load_int8(folder: Path, settings: Settings):
         except Exception as e:  # noqa: BLE001  (any unreadable cache is rebuilt)
             log.warning("int8 cache %s unusable (%s: %s); rebuilding it", path, type(e).__name__, e)
             _trim()
-    model = _build_int8(folder)
+    built = _build_int8(folder)
     try:
-        _save_int8(model, path, key)
+        _save_int8(built, path, key)
     except OSError as e:  # read-only cache: serve anyway, just build again next start
         log.warning("could not save the int8 cache %s: %s", path, e)
-        return model
-    del model
+        return _model_from_state(folder, built)
+    del built
     _trim()
-    return _load_int8(folder, path, key)  # the same path as every later start: same weights, less heap
+    return _load_int8(folder, path, key)  # the same path as every later start
 
 
 def load_llm(name: str, settings: Settings) -> LLM:
