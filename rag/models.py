@@ -360,19 +360,43 @@ def int8_cache_path(folder: Path, settings: Settings) -> Path:
     return Path(settings.model_cache) / "int8" / f"{folder.name}-{_int8_key(folder, settings)}.pt"
 
 
-def _fp32_tensors(folder: Path) -> dict[str, tuple[Path, str]] | None:
-    """Tensor name -> (safetensors file, name); None when the folder has no safetensors weights."""
-    from safetensors import safe_open
+_ST_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
+
+def _fp32_tensors(folder: Path) -> dict[str, tuple[Path, int, dict]] | None:
+    """Tensor name -> (safetensors file, data start, header entry); None without plain safetensors weights.
+
+    Read with seek+read, not safetensors' mmap: mmapped pages count in RSS, so an mmap read of the whole
+    2.5 GB fp32 file would put it all in the process's peak.
+    """
     index = folder / "model.safetensors.index.json"
     if index.exists():
-        weight_map = json.loads(index.read_text())["weight_map"]
-        return {k: (folder / f, k) for k, f in weight_map.items()}
-    single = folder / "model.safetensors"
-    if not single.exists():
+        files = sorted({folder / f for f in json.loads(index.read_text())["weight_map"].values()})
+    elif (folder / "model.safetensors").exists():
+        files = [folder / "model.safetensors"]
+    else:
         return None
-    with safe_open(str(single), framework="pt") as f:
-        return {k: (single, k) for k in f.keys()}
+    out = {}
+    for file in files:
+        with open(file, "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(n))
+        header.pop("__metadata__", None)
+        if any(h["dtype"] not in _ST_DTYPES for h in header.values()):
+            return None
+        out.update({k: (file, 8 + n, h) for k, h in header.items()})
+    return out
+
+
+def _read_tensor(f, start: int, h: dict):
+    import torch
+
+    lo, hi = h["data_offsets"]
+    buf = torch.empty(hi - lo, dtype=torch.uint8)
+    f.seek(start + lo)
+    if f.readinto(memoryview(buf.numpy())) != hi - lo:
+        raise OSError(f"short read in {f.name}")
+    return buf.view(getattr(torch, _ST_DTYPES[h["dtype"]])).reshape(h["shape"]).to(torch.float32)
 
 
 def _full_load_int8(folder: Path) -> dict:
@@ -390,7 +414,6 @@ def _build_int8(folder: Path) -> dict:
     The peak is the int8 model plus one fp32 layer, never the whole fp32 model.
     """
     import torch
-    from safetensors import safe_open
 
     tensors = _fp32_tensors(folder)
     if tensors is None:  # e.g. pytorch_model.bin
@@ -414,10 +437,10 @@ def _build_int8(folder: Path) -> dict:
         handles: dict[Path, object] = {}
 
         def fp32(name: str):
-            file, key = tensors[source[name]]
+            file, start, h = tensors[source[name]]
             if file not in handles:
-                handles[file] = stack.enter_context(safe_open(str(file), framework="pt"))
-            return torch.nn.Parameter(handles[file].get_tensor(key).to(torch.float32), requires_grad=False)
+                handles[file] = stack.enter_context(open(file, "rb"))
+            return torch.nn.Parameter(_read_tensor(handles[file], start, h), requires_grad=False)
 
         linear_params = set()
         for parent, cname, lin in _linears(model):
