@@ -336,7 +336,7 @@ def _linears(model):
     ]
 
 
-def _int8_key(folder: Path, settings: Settings) -> str:
+def _int8_key(folder: Path) -> str:
     """What the saved int8 state depends on: the source weights, torch/transformers, the quantization."""
     import torch
     import transformers
@@ -361,7 +361,7 @@ def _int8_key(folder: Path, settings: Settings) -> str:
 
 
 def int8_cache_path(folder: Path, settings: Settings) -> Path:
-    return Path(settings.model_cache) / "int8" / f"{folder.name}-{_int8_key(folder, settings)}.pt"
+    return Path(settings.model_cache) / "int8" / f"{folder.name}-{_int8_key(folder)}.pt"
 
 
 _ST_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -486,9 +486,11 @@ def _save_int8(built: dict, path: Path, key: str) -> None:
         os.replace(tmp, path)  # atomic: a killed save leaves no partial file under the final name
     finally:
         tmp.unlink(missing_ok=True)
-    for old in path.parent.glob(path.name.rsplit("-", 1)[0] + "-*.pt*"):  # stale keys of the same folder
-        if old not in (path, sums):
-            old.unlink(missing_ok=True)
+    base = path.name.rsplit("-", 1)[0]
+    for old in path.parent.iterdir():  # stale keys of the same folder (not other writers' temp files)
+        if old.name.rsplit("-", 1)[0] == base and old.name.endswith((".pt", ".pt.sha256")):
+            if old not in (path, sums):
+                old.unlink(missing_ok=True)
 
 
 def _sum_path(path: Path) -> Path:
@@ -559,7 +561,11 @@ def load_int8(folder: Path, settings: Settings):
         return _model_from_state(folder, built)
     del built
     _trim()
-    return _load_int8(folder, path, key)  # the same path as every later start
+    try:
+        return _load_int8(folder, path, key)  # the same path as every later start
+    except Exception as e:  # noqa: BLE001  (e.g. another process replaced the file meanwhile)
+        log.warning("int8 cache %s unreadable right after saving (%s); using a fresh build", path, e)
+        return _model_from_state(folder, _build_int8(folder))
 
 
 def load_llm(name: str, settings: Settings) -> LLM:

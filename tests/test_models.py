@@ -86,10 +86,21 @@ def test_corrupt_int8_cache_is_rebuilt(tmp_path, damage, caplog):
     assert models.load_int8(folder, s) is not None  # the rebuilt file loads
 
 
-def test_cache_key_follows_source_and_settings(tmp_path):
+def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder)
+    other = tmp_path / "hf-tiny-2"  # a folder whose name extends this one's: its cache must survive
+    tiny_folder(other)
     s = Settings(model_cache=tmp_path / "cache")
+    models.load_int8(other, s)
+    models.load_int8(folder, s)
     first = models.int8_cache_path(folder, s)
     (folder / "config.json").write_text((folder / "config.json").read_text() + " ")  # source changed
-    assert models.int8_cache_path(folder, s) != first
+    second = models.int8_cache_path(folder, s)
+    assert second != first
+    models.load_int8(folder, s)
+    left = sorted(f.name for f in second.parent.iterdir())
+    assert left == sorted(
+        [second.name, second.name + ".sha256"]
+        + [models.int8_cache_path(other, s).name, models.int8_cache_path(other, s).name + ".sha256"]
+    )
