@@ -8,7 +8,11 @@
 3. generation: first-token time and decode tokens/s of the engine's streaming LLM ÷ bare
    `model.generate` on the same prompt, same greedy settings (so the same tokens).
 4. end-to-end answer time: Engine.ask ÷ the llama-index default query engine (eval/baseline.py).
-5. peak RSS (VmHWM) of the ingest subprocess and of the serving subprocess (engine + LLM).
+5. peak RSS (VmHWM) of the ingest subprocess and of the serving subprocess (engine + LLM); 5b. serving
+   memory of the loading path alone (LLM, one short answer, then the embedder): peak and settled RSS, the
+   embedder's share and the LLM load time, with the int8 cache (current) and with int8_cache=False
+   (the fp32 model quantized in place at start). Before issue 14 (fp32 kept while quantized) this was
+   5,913 MiB peak / 3,381 MiB settled for the LLM alone, load 12 s.
 6. opt-in (--full-ingest): corpus ingest wall time into the embedded store and into a real
    `chroma run` server started on a free loopback port by the harness (about 20 min each on 2 cores
    for the full corpus; --sample N limits it).
@@ -172,6 +176,13 @@ def main(
             },
         )
 
+        # 5b. serving memory of the loading path, after `serve` built the int8 cache (so a cache hit)
+        say("5b. serving memory: int8 cache (current) vs quantizing the fp32 model at start")
+        res["memory"] = {
+            "current": run_worker("llm_memory", {"settings": base}),
+            "no_int8_cache": run_worker("llm_memory", {"settings": dict(base, int8_cache=False)}),
+        }
+
         # 6. opt-in ingest into embedded store and into a chroma server
         if full_ingest:
             papers = {"corpus": corpus or "seeds", "sample": sample if sample else None}
@@ -218,6 +229,13 @@ def summary(res: dict) -> dict:
         "ingest_peak_rss_mb": g(res, "ingest", "pipeline", "peak_rss_mb"),
         "serving_peak_rss_mb": g(res, "serve", "serving_peak_rss_mb"),
         "serving_rss_mb": g(res, "serve", "serving_rss_mb"),
+        "load_peak_rss_mb": g(res, "memory", "current", "serving_peak_rss_mb"),
+        "load_settled_rss_mb": g(res, "memory", "current", "serving_settled_rss_mb"),
+        "load_embedder_share_mb": g(res, "memory", "current", "embedder_share_mb"),
+        "llm_load_s": g(res, "memory", "current", "llm_load_s"),
+        "no_cache_peak_rss_mb": g(res, "memory", "no_int8_cache", "serving_peak_rss_mb"),
+        "no_cache_settled_rss_mb": g(res, "memory", "no_int8_cache", "serving_settled_rss_mb"),
+        "no_cache_llm_load_s": g(res, "memory", "no_int8_cache", "llm_load_s"),
         "full_ingest_embedded_s": g(res, "full_ingest", "embedded", "seconds"),
         "full_ingest_server_s": g(res, "full_ingest", "server", "seconds"),
     }
@@ -294,6 +312,14 @@ def markdown(res: dict) -> str:
         f"{fmt(s['ingest_peak_rss_mb'], 0)} / {fmt(s['serving_peak_rss_mb'], 0)} "
         f"| raw encode {fmt(_dig(ing, ['raw_encode', 'peak_rss_mb']), 0)} | |"
     )
+    if res.get("memory"):
+        L.append(
+            f"| 5b. serving memory MiB, LLM + embedder: peak / settled (embedder "
+            f"{fmt(s['load_embedder_share_mb'], 0)}; LLM load s {fmt(s['llm_load_s'], 1)} vs "
+            f"{fmt(s['no_cache_llm_load_s'], 1)}) | {fmt(s['load_peak_rss_mb'], 0)} / "
+            f"{fmt(s['load_settled_rss_mb'], 0)} | int8_cache=False {fmt(s['no_cache_peak_rss_mb'], 0)} / "
+            f"{fmt(s['no_cache_settled_rss_mb'], 0)} | {ratio(s['load_peak_rss_mb'], s['no_cache_peak_rss_mb'])} |"
+        )
     fi = res.get("full_ingest")
     if fi:
         L.append(

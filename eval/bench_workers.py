@@ -398,6 +398,43 @@ def w_serve(a: dict) -> dict:
     return out
 
 
+def w_llm_memory(a: dict) -> dict:
+    """Serving memory in this fresh process: the LLM as `load_llm` loads it now, one short greedy answer, then
+    the embedder. Peak is VmHWM, settled is VmRSS after that; the embedder's share is what loading it adds."""
+    from rag.models import get_embedder, int8_cache_path, load_llm, resolve_llm
+
+    s = settings_from(a["settings"])
+    t0 = time.perf_counter()
+    folder = resolve_llm(s.llm, s)  # converts the GGUF on a first-ever start (counted in the peak)
+    hit = int8_cache_path(folder, s).exists() if s.int8 and s.int8_cache else None
+    t1 = time.perf_counter()
+    llm = load_llm(s.llm, s)
+    load_s = time.perf_counter() - t1
+    msgs = [
+        {"role": "user", "content": a.get("prompt", "What is a diffusion model? Answer in one sentence.")}
+    ]
+    text = llm.generate(msgs, max_new_tokens=a.get("max_new_tokens", 16))
+    llm_peak, llm_rss = peak_rss_mb(), _rss_now_mb() or 0
+    emb = get_embedder(s)
+    emb.encode(["a short warm-up sentence"])
+    rss = _rss_now_mb() or 0
+    return {
+        "int8": s.int8,
+        "int8_cache": s.int8_cache,
+        "int8_cache_hit": hit,
+        "device": llm.device,
+        "resolve_s": round(t1 - t0, 1),
+        "llm_load_s": round(load_s, 1),
+        "llm_peak_rss_mb": round(llm_peak, 1),
+        "llm_settled_rss_mb": round(llm_rss, 1),
+        "serving_peak_rss_mb": round(peak_rss_mb(), 1),
+        "serving_settled_rss_mb": round(rss, 1),
+        "embedder_share_mb": round(rss - llm_rss, 1),
+        "new_tokens": llm.stats.new_tokens,
+        "text": text[:200],
+    }
+
+
 def w_ingest_server(a: dict) -> dict:
     """Ingest into a real `chroma run` server on a free loopback port (started and stopped here)."""
     port = free_port()
@@ -452,6 +489,7 @@ WORKERS = {
     "ingest": w_ingest,
     "retrieval": w_retrieval,
     "serve": w_serve,
+    "llm_memory": w_llm_memory,
     "ingest_server": w_ingest_server,
 }
 

@@ -52,6 +52,14 @@ def fake_result() -> dict:
             "end_to_end": {"engine_mean_s": 12.0, "baseline_mean_s": 10.0, "ratio": 1.2},
             "serving_peak_rss_mb": 2500.0,
         },
+        "memory": {
+            "current": {
+                "serving_peak_rss_mb": 1700.0,
+                "serving_settled_rss_mb": 1650.0,
+                "embedder_share_mb": 150.0,
+            },
+            "no_int8_cache": {"serving_peak_rss_mb": 3400.0, "serving_settled_rss_mb": 1700.0},
+        },
     }
 
 
@@ -68,6 +76,8 @@ def test_summary_and_markdown_from_a_result():
     assert "| 1. ingest chunks/s" in md and "0.900" in md
     assert "retrieval hybrid p50 ms, 38 papers" in md
     assert "not run (opt-in: --full-ingest)" in md
+    assert s["load_peak_rss_mb"] == 1700.0 and s["no_cache_peak_rss_mb"] == 3400.0
+    assert "| 5b. serving memory" in md and "| 1700 / 1650 |" in md and "| 0.5 |" in md
     assert "## Errors" in md and "retrieval.large" in md
     json.dumps(res)
 
