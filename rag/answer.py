@@ -106,9 +106,10 @@ class Engine:
             )
 
     # ------------------------------------------------------------ steps
-    def refusal_score(self, question: str, hits: list[Hit]) -> tuple[float, str]:
-        """Answerability of the question from these sources; below `refuse_threshold` we refuse."""
-        return answerability(question, hits, self.judge, self.retriever.bm25().idf)
+    def refusal_score(self, question: str, hits: list[Hit], asked: str | None = None) -> tuple[float, str]:
+        """Answerability of the question from these sources; below `refuse_threshold` we refuse.
+        `asked`: the user's own words when `question` carries an earlier turn for context."""
+        return answerability(question, hits, self.judge, self.retriever.bm25().idf, asked=asked)
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
@@ -160,7 +161,7 @@ class Engine:
         timings = {"retrieve_s": time.perf_counter() - t0}
         yield Retrieved(question, query, kind, hits)
         shown = hits[: s.context_papers]
-        score, reason = self.refusal_score(query, shown)
+        score, reason = self.refusal_score(query, shown, asked=question)
 
         def refusal(why: str) -> Answer:
             timings.setdefault("generate_s", 0.0)

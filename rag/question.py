@@ -157,29 +157,36 @@ def idf_coverage(words: set[str], hits: list[Hit], idf: Idf | None) -> float:
     )
 
 
-def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None = None) -> tuple[float, str]:
+def answerability(
+    question: str, hits: list[Hit], judge: Judge, idf: Idf | None = None, asked: str | None = None
+) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
     paper unless the question compares papers); for "which paper" questions, the IDF-weighted share
     of the described words the best abstract covers; for quantity questions, the best evidence
-    sentence that states a quantity of the thing asked; else the best sentence-level relevance."""
+    sentence that states a quantity of the thing asked; else the best sentence-level relevance.
+
+    `question` is the standalone question (relevance); `asked`, the user's own words (default: the
+    same): names, quantities and "which" are read from those, so an earlier turn pulled in for
+    context never adds a name the sources must contain."""
     if not hits:
         return 0.0, "nothing retrieved"
     texts = _source_texts(hits)
-    terms = named_terms(question)
+    own = asked or question
+    terms = named_terms(own)
     missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
     if missing:
         return 0.0, f"the sources never mention {', '.join(missing)}"
     if (
         len(terms) > 1
-        and not _COMPARE.search(question)
-        and " and " not in question
+        and not _COMPARE.search(own)
+        and " and " not in own
         and not any(all(mentions(x, t) for t in terms) for x in texts)
     ):
         return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
-    if _QUANTITY.search(question):
-        heads, about = quantity_heads(question), term_focus(question, hits)
+    if _QUANTITY.search(own):
+        heads, about = quantity_heads(own), term_focus(question, hits)
         numeric = [
             s
             for s, e in zip(sc, evidence)
@@ -190,8 +197,8 @@ def answerability(question: str, hits: list[Hit], judge: Judge, idf: Idf | None 
         what = f" of {', '.join(sorted(heads))}" if heads else ""
         return float(max(numeric, default=0.0)), f"quantity asked: best evidence stating a quantity{what}"
     best = float(sc.max()) if len(sc) else 0.0
-    if _WHICH.search(question):
-        words = content_words(_WHICH.sub("", question)) - _QWORDS
+    if _WHICH.search(own):
+        words = content_words(_WHICH.sub("", own)) - _QWORDS
         return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
     return best, "best sentence relevance"
 
@@ -311,11 +318,17 @@ _REFERS_BACK = re.compile(
     r"(?:\s+(?:one|paper|work|method|model|approach|question|study))?",
     re.I,
 )
-# Pronouns and definite back-references; "the method that …" describes, it doesn't refer back.
+# "that paper", "this method": an explicit pointer to an earlier turn.
+_DEMONSTRATIVE = re.compile(
+    r"\b(?:this|that|these|those|the\s+same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
+    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b"
+    r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced)\b)",
+    re.I,
+)
+# Pronouns and weak definite references; "the method that …" describes, it doesn't refer back.
 _ANAPHORA = re.compile(
     r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|itself|themselves)\b|"
-    r"\b(?:this|that|these|those|the|same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
-    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b"
+    r"\bthe\s+(?:paper|method|model|approach|framework|work|study|technique|authors?)\b"
     r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced|for|of|on|in|about|with)\b)|"
     r"\bthe\s+same\b",
     re.I,
@@ -323,13 +336,34 @@ _ANAPHORA = re.compile(
 _ELLIPSIS = re.compile(
     r"^\s*(?:and|but|also|what about|how about|and what about|what else|why|how so|or)\b", re.I
 )
+# "Let's move to …", "Now, about …": the user says the subject changes.
+_SWITCH = re.compile(
+    r"^\W*(?:ok(?:ay)?\W+|now\W+|next\W+)?(?:let'?s\s+(?:move|switch|turn|go)\s+(?:on\s+)?to|switching\s+to|"
+    r"moving\s+on|on\s+(?:a|another)\s+(?:different\s+)?(?:note|topic)|different\s+(?:topic|question)|"
+    r"new\s+(?:topic|question)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
+    re.I,
+)
+_CLAUSE = re.compile(
+    r"\b(?:what|which|how|why|who|where|when|does|do|did|is|are|was|were|can|could|has|have)\b", re.I
+)
+
+
+def _names_new_subject(question: str, turns: list[str]) -> bool:
+    """The question names something no earlier turn did, in a full clause (not "And on X?")."""
+    terms = named_terms(question)
+    if not terms or not _CLAUSE.search(question):
+        return False
+    before = flatten(" ".join(turns))
+    return any(not mentions(before, t) for t in terms)
 
 
 def referent(question: str, turns: list[str]) -> int | None:
     """Index of the earlier user turn the question depends on, or None when it stands on its own.
 
-    A question that names its own subject and refers back to nothing is answered on its own: a
-    topic switch never drags the previous turn along."""
+    In order: an ordinal ("the first one") or a demonstrative ("that paper") points back; a stated
+    switch ("Let's move to …") or a newly named subject in a full question stands alone; a pronoun,
+    a weak definite ("the method") or an ellipsis ("And on X?") leans on the last turn. A question
+    that names its own subject is answered on its own: a topic switch never drags the last turn along."""
     if not turns:
         return None
     back = _REFERS_BACK.search(question)
@@ -340,6 +374,10 @@ def referent(question: str, turns: list[str]) -> int | None:
         if word in ("former", "earlier") and len(turns) > 1:
             return len(turns) - 2
         return len(turns) - 1
+    if _DEMONSTRATIVE.search(question):
+        return len(turns) - 1
+    if _SWITCH.search(question) or _names_new_subject(question, turns):
+        return None
     if _ANAPHORA.search(question) or _ELLIPSIS.search(question):
         return len(turns) - 1
     if not named_terms(question) and len(question.split()) <= 4:

@@ -107,6 +107,12 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("What did the second one find?", ["A?", "B?", "C?"], 1),
         ("Datasets used?", ["What does Celcomen do?"], 0),
         ("What does Celcomen do?", [], None),
+        ("And what does Topograph do for segmentation?", ["What does EvoGen do?"], None),  # new subject
+        ("What about SmODE: how does it bound its Lipschitz constant?", ["What does MR.Q do?"], None),
+        ("Let's move to the video retrieval paper. How does it scale?", ["What does EvoGen do?"], None),
+        ("Which examples stay memorized according to that paper?", ["Q?", "What does EvoGen do?"], 1),
+        ("And on SUN RGB-D?", ["What AP50 gains does DEST report on ScanNet V2?"], 0),
+        ("How does EvoGen's curriculum work?", ["What does EvoGen do?"], None),
     ],
 )
 def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
