@@ -223,8 +223,11 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
 @media (max-width: 900px) {
   #app-header h1 { font-size: 1.15rem; }
   #app-header p { font-size: 0.84rem; }
-  #chat { height: max(240px, calc(100dvh - 330px)) !important; }
-  #chat:has(.chat-log.empty) { height: auto !important; max-height: calc(100dvh - 330px); }
+  #status-row { align-items: flex-start; }
+  #chat { height: max(200px, calc(100dvh - 440px)) !important; }
+  #chat:has(.chat-log.empty) { height: auto !important; max-height: calc(100dvh - 440px); }
+  #controls { flex-wrap: wrap; gap: 8px; }
+  #controls > * { min-width: 0 !important; }
   #sources { height: auto !important; max-height: 80vh; }
   #composer-wrap { position: sticky; bottom: 0; z-index: 20; background: var(--body-background-fill, var(--card));
                    padding: 6px 0 8px 0; }
