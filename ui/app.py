@@ -18,7 +18,7 @@ import gradio as gr
 from rag.models import PROFILES
 from rag.settings import Settings
 from ui import render
-from ui.assets import COPY_JS, DOWNLOAD_JS
+from ui.assets import COPY_JS, download_js
 from ui.engine_holder import N_EXAMPLES, EngineHolder
 from ui.handlers import MODES, PLACEHOLDERS, TASKS, Handlers
 from ui.launch_options import check_host, launch_kwargs, parse_auth
@@ -269,14 +269,13 @@ def build_app(
         copy_btn.click(
             on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None
         ).then(None, [copy_box], None, js=COPY_JS)
-        export_text = gr.State("")
         for btn, fn, fname in [
             (export_md_btn, on.export_chat, "iclr-rag-chat.md"),
             (export_bib_btn, on.export_bibtex, "iclr-rag-cited.bib"),
         ]:
-            btn.click(
-                fn, [session], [copy_box, export_text], api_visibility="private", concurrency_limit=None
-            ).then(None, [export_text, gr.State(fname)], None, js=DOWNLOAD_JS)
+            btn.click(fn, [session], [copy_box], api_visibility="private", concurrency_limit=None).then(
+                None, [copy_box], None, js=download_js(fname)
+            )
         profile.change(
             on.switch_model,
             [profile],

@@ -177,6 +177,7 @@ footer { display: none !important; }
                        color: var(--ink) !important; box-shadow: none; white-space: normal; height: 100%; }
 #examples .example-q:hover { border-color: var(--chip-line); background: var(--chip-bg) !important; }
 #examples-label { font-size: 0.82rem; color: var(--muted); padding-left: 2px; }
+#settings .info-text, #settings .min_value, #settings .max_value, #settings [data-testid="block-info"] + .info-text { color: var(--muted) !important; opacity: 1 !important; }
 #copy-status { font-size: 0.84rem; color: var(--ok-fg); align-self: center; }
 
 /* sources */
@@ -228,6 +229,10 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
   #chat:has(.chat-log.empty) { height: auto !important; max-height: calc(100dvh - 440px); }
   #controls { flex-wrap: wrap; gap: 8px; }
   #controls > * { min-width: 0 !important; }
+  #controls > #task { flex: 1 1 100% !important; }
+  #controls > button { flex: 1 1 30% !important; white-space: nowrap; }
+  #status-row { min-height: 0 !important; }
+  #top-row { gap: 4px !important; }
   #sources { height: auto !important; max-height: 80vh; }
   #composer-wrap { position: sticky; bottom: 0; z-index: 20; background: var(--body-background-fill, var(--card));
                    padding: 6px 0 8px 0; }
@@ -457,9 +462,10 @@ COPY_JS = r"""
 """
 
 # Save a text as a file in the browser (a blob: URL, nothing leaves the machine).
-DOWNLOAD_JS = r"""
-(text, name) => {
-  if (text) {
+_DOWNLOAD_JS = r"""
+(text) => {
+  var name = __NAME__;
+  if (text && text.charAt(0) !== '(') {
     var a = document.createElement('a');
     a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
     a.download = name; document.body.appendChild(a); a.click();
@@ -469,3 +475,10 @@ DOWNLOAD_JS = r"""
   return [];
 }
 """
+
+
+def download_js(filename: str) -> str:
+    """JS that saves its one input (a text) as `filename`."""
+    import json
+
+    return _DOWNLOAD_JS.replace("__NAME__", json.dumps(filename))

@@ -35,8 +35,8 @@ BUSY_HINT = (
     "or wait for it. Your question stays in the box.</div>"
 )
 PLACEHOLDERS = {
-    "answer": "Answer mode: ask about ICLR 2025 papers, e.g. “What does Celcomen do?”",
-    "summarize": "Summarize mode: name a topic to summarize, e.g. “retrieval-augmented agents”",
+    "answer": "Answer mode: ask about ICLR 2025 papers",
+    "summarize": "Summarize mode: name a topic to summarize",
 }
 MODEL_FAILURE = (
     "Sorry, the model failed while answering this question. Please try again; if it keeps "
@@ -319,18 +319,18 @@ class Handlers:
         """The whole chat as Markdown (standalone questions, answers, one reference list)."""
         answers = session.answers()
         if not answers:
-            return gr.update(visible=True, value="(No answer yet: ask a question first.)"), ""
-        md = export.answer_markdown(answers)
-        return gr.update(visible=True, value=md, label="The whole chat (Markdown)"), md
+            return gr.update(visible=True, value="(No answer yet: ask a question first.)")
+        return gr.update(
+            visible=True, value=export.answer_markdown(answers), label="The whole chat (Markdown)"
+        )
 
     @staticmethod
     def export_bibtex(session: Session):
         """BibTeX of every paper cited in this chat."""
         papers = export.cited_papers(session.answers())
         if not papers:
-            return gr.update(visible=True, value="(No cited papers yet.)"), ""
-        bib = export.bibtex(papers)
-        return gr.update(visible=True, value=bib, label="Cited papers (BibTeX)"), bib
+            return gr.update(visible=True, value="(No cited papers yet.)")
+        return gr.update(visible=True, value=export.bibtex(papers), label="Cited papers (BibTeX)")
 
     def switch_model(self, profile: str):
         """Load an LLM profile on demand (cached), reporting progress in the banner."""
