@@ -164,7 +164,8 @@ def test_ask_celcomen_click_chip_shows_highlighted_abstract(ui_engine, open_page
             """() => { window.__sawStreaming = 0; new MutationObserver(() => {
                  const s = document.querySelector('#chat .answer-text.streaming');
                  if (s && s.textContent.trim()) window.__sawStreaming++; })
-               .observe(document.getElementById('chat'), {childList: true, subtree: true}); }"""
+               .observe(document.getElementById('chat'), {childList: true, subtree: true, characterData: true}); }"""
+            # (the draft is plain text now, which Gradio updates in place: characterData)
         )
         p.ask("What does Celcomen do?", press_enter=True)
         if name == "fake":
@@ -742,6 +743,14 @@ def test_mobile_keeps_the_composer_in_view(open_as, scheme):
         p = open_as(url, viewport=MOBILE, scheme=scheme)
         page = p.page
         p.wait_ready()
+        # an empty Ask explains itself right under the box, on screen (item 7)
+        page.wait_for_selector("#examples button.example-q", timeout=T)
+        page.click("#send")
+        hint = page.locator("#hint .hint")
+        hint.wait_for(timeout=T)
+        assert hint.inner_text() == "Type a question first, or pick one of the examples above."
+        box = hint.bounding_box()
+        assert 0 <= box["y"] and box["y"] + box["height"] <= MOBILE["height"], box
         p.ask("What does Celcomen do?")
         p.ask("How do language models solve grade-school math problems?")
         page.evaluate("window.scrollTo(0, 0)")
