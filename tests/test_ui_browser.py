@@ -235,6 +235,8 @@ def test_hostile_abstract_neither_executes_nor_loads(open_page):
             assert '<img src=x onerror="window.__xss=1">' in sources_text  # the title, as text
             assert '<img src=x onerror="window.__xss=8">' in chat_text  # the question, as text
             assert "${window.__xss=6}" in chat_text
+            # math is typeset (KaTeX, untrusted): \href gives no link, a tag stays a symbol
+            page.wait_for_selector("#sources .katex", timeout=T)
             hrefs = page.evaluate(
                 "Array.from(document.querySelectorAll('#chat a, #sources a')).map(a => a.getAttribute('href'))"
             )

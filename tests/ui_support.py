@@ -103,6 +103,7 @@ def xss_paper(track_url: str = "http://127.0.0.1:9/track.png") -> Paper:
             f'It embeds <img src="{track_url}?img" onerror="window.__xss=1"> an image. '
             f"It also embeds ![x]({track_url}) a Markdown image and [a link](javascript:window.__xss=5). "
             "Templates like ${window.__xss=6} and {{constructor.constructor('window.__xss=7')()}} stay text."
+            ' Math like $\\href{javascript:window.__xss=9}{x}$ and $<img src=x onerror="window.__xss=10">$ is inert.'
         ),
     )
 
