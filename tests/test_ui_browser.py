@@ -570,6 +570,8 @@ def test_math_is_typeset_offline(open_page):
         page.wait_for_selector("#chat .answer-text .katex", timeout=T)
         assert "$(L_0,L_1)$" not in page.locator("#sources").inner_text()
         assert page.locator("#sources .katex math").count() >= 1  # MathML for screen readers
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#sources .source").first.screenshot(path=str(SCREENSHOTS / "ui-math-card.png"))
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
