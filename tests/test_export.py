@@ -1,4 +1,4 @@
-"""Exports: CSV and BibTeX parse back; Markdown escapes corpus HTML."""
+"""Exports: CSV and BibTeX parse back; Markdown escapes corpus HTML; the chat as Markdown."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import csv
 import io
 import re
 
+from rag import export
 from rag.export import to_bibtex, to_csv, to_markdown
 from rag.lister import Listed
-from rag.types import Paper
+from rag.types import Answer, Citation, Hit, Paper, Sentence
+from tests.ui_support import FakeEngine, xss_paper
 
 EVIL = Paper(
     "AbC123xyz",
@@ -52,9 +54,10 @@ def test_bibtex_parses_back():
     oral, rej = entries
     assert oral["key"] == "AbC123xyz" and oral["booktitle"] == "ICLR 2025" and oral["year"] == "2025"
     assert oral["author"] == "José Núñez and =cmd Doe"
-    assert r"\{Brace\}" in oral["title"] and r"\&" in oral["title"] and r"\%" in oral["title"]
+    assert "A Brace Title" in oral["title"] and r"\&" in oral["title"] and r"\%" in oral["title"]
+    assert "<script>" not in oral["title"]
     assert oral["url"] == "https://openreview.net/forum?id=AbC123xyz"
-    assert rej["note"] == "ICLR 2025 submission, Reject" and "booktitle" not in rej
+    assert rej["note"] == "ICLR 2025 submission (Reject)" and "booktitle" not in rej
 
 
 def test_csv_parses_back():
@@ -76,3 +79,87 @@ def test_markdown_escapes_html():
 def test_exporters_take_plain_papers():
     assert to_csv([REJ]).count("\n") == 2
     assert parse_bibtex(to_bibtex([REJ]))[0]["key"] == "Zz9"
+
+
+def ask(eng, question, history=None):
+    return [x for x in eng.stream(question, history or [])][-1]
+
+
+def test_answer_markdown_renumbers_markers_across_the_chat_with_one_reference_list():
+    eng = FakeEngine(token_delay=0)
+    a1 = ask(eng, "What does Celcomen do?")
+    a2 = ask(eng, "What is ProtPainter used for?")
+    md = export.answer_markdown([a1, a2])
+    assert md.startswith("# ICLR 2025")
+    assert "## 1. What does Celcomen do?" in md and "## 2. What is ProtPainter used for?" in md
+    refs = md[md.index("## References") :]
+    # each cited paper once, with authors, decision and its OpenReview URL
+    assert refs.count("Estimation of single-cell") == 1
+    assert "Ada Placeholder, Ben Placeholder" in refs and "(Accept (Poster))" in refs
+    assert "<https://openreview.net/forum?id=Tqdsruwyac>" in refs
+    # the second answer's [1] points at its own paper in the shared list
+    body2 = md[md.index("## 2.") : md.index("## References")]
+    n_protpainter = next(line for line in refs.splitlines() if "ProtPainter" in line).split("]")[0] + "]"
+    assert n_protpainter in body2
+
+
+def test_answer_markdown_uses_the_standalone_question_and_marks_unsupported():
+    a = Answer(
+        question="did they?",
+        standalone_question="Did the Celcomen authors validate it?",
+        answer="They did [1]. It cures everything.",
+        citations=[Citation(1, "Tqdsruwyac", "Celcomen", "f.txt", 0, "q")],
+        sentences=[
+            Sentence("They did [1].", [1], True, 0.9),
+            Sentence("It cures everything.", [], False, 0.1),
+        ],
+        retrieved=[],
+    )
+    md = export.answer_markdown([a])
+    assert "Did the Celcomen authors validate it?" in md and "did they?" not in md
+    assert "It cures everything. _(not found in the sources)_" in md
+
+
+def test_exports_strip_html_from_corpus_text():
+    eng = FakeEngine([xss_paper()], token_delay=0)
+    a = ask(eng, "verbatim xssmarker tracking pixels")
+    md = export.answer_markdown([a])
+    assert "<img" not in md and "<b " not in md and "onerror" not in md.split("## References")[1]
+    bib = export.bibtex(export.cited_papers([a]))
+    assert "<" not in bib and "onerror=" not in bib  # the key keeps only [A-Za-z0-9_-:]
+    assert bib.count("{") == bib.count("}")
+
+
+def test_bibtex_accepted_is_inproceedings_others_misc_keyed_by_openreview_id():
+    accepted = Paper(
+        "Tqdsruwyac",
+        "x",
+        "f.txt",
+        0,
+        title="Celcomen & $L_0$ 100%",
+        decision="Accept (Oral)",
+        authors=["A B", "C D"],
+    )
+    rejected = Paper("AbCdEf1234", "x", "f.txt", 1, title="A {rejected} paper", decision="Reject")
+    seed = Paper("002_x.txt#4", "x", "002_x.txt", 4)
+    bib = export.bibtex([accepted, rejected, seed])
+    first, second, third = bib.strip().split("\n\n")
+    assert first.startswith("@inproceedings{Tqdsruwyac,")
+    assert "booktitle = {ICLR 2025}" in first and "author = {A B and C D}" in first
+    assert r"title = {Celcomen \& $L_0$ 100\%}" in first
+    assert "url = {https://openreview.net/forum?id=Tqdsruwyac}" in first
+    assert second.startswith("@misc{AbCdEf1234,") and "note = {ICLR 2025 submission (Reject)}" in second
+    assert "title = {A rejected paper}" in second
+    assert third.startswith("@misc{002_x_txt_4,") and "url" not in third and "decision unknown" in third
+    assert export.bibtex([]) == ""
+
+
+def test_cited_papers_in_order_of_first_citation_each_once():
+    p1, p2 = Paper("P1", "t", "f", 0, title="One"), Paper("P2", "t", "f", 1, title="Two")
+
+    def ans(*ids):
+        cites = [Citation(i + 1, pid, None, "f", 0, "q") for i, pid in enumerate(ids)]
+        return Answer("q", "a", cites, [], [Hit(p1, 0.5), Hit(p2, 0.4)])
+
+    papers = export.cited_papers([ans("P2"), ans("P1", "P2")])
+    assert [p.title for p in papers] == ["Two", "One"]

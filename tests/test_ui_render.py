@@ -20,6 +20,7 @@ ALLOWED_TAGS = {
     "details",
     "div",
     "em",
+    "h2",
     "h3",
     "h4",
     "header",
@@ -124,7 +125,8 @@ def test_streaming_text_is_escaped():
     html = render.render_chat([turn])
     assert_safe(html)
     assert "&lt;b onmouseover=&quot;x()&quot;&gt;" in html
-    assert 'class="cite-chip pending"' in html
+    # markers are renumbered by the engine's check: the draft shows none, the final answer chips
+    assert "cite-chip" not in html and "[1]" not in html
 
 
 def test_error_message_is_escaped():
@@ -354,3 +356,38 @@ def test_markers_after_the_sentence_are_not_duplicated():
     assert "Second claim." in unsupported and 'data-n="1"' in unsupported  # its chip is dimmed with it
     md = render.answer_markdown(a)
     assert "First claim. [1] Second claim. [1] _(not found in the sources)_" in md
+
+
+# --------------------------------------------------------------------------- issue 13
+
+
+def test_draft_hides_markers_including_a_half_typed_one():
+    assert render.draft_text("A claim [1]. Another [2, 3] and [") == "A claim. Another and"
+    html = render.render_chat([Turn(question="q", text="Celcomen works [2]. It [1")])
+    assert "[2]" not in html and "[1" not in html and "Celcomen works." in html
+
+
+def test_stopped_turn_keeps_its_draft_and_says_so():
+    html = render.render_chat([Turn(question="q", text="Half an answer [1]", status="stopped")])
+    assert 'class="bubble stopped"' in html and "Stopped" in html and "Half an answer" in html
+    assert "[1]" not in html and "pending" not in html
+
+
+def test_sources_panel_lists_hits_announced_before_the_answer():
+    hits = [Hit(p, 0.5) for p in corpus_papers()[:3]]
+    html = render.render_sources([Turn(question="q", status="streaming", retrieved=hits)])
+    assert_safe(html)
+    assert "Retrieved (3)" in html and "Looking through" not in html
+    assert html.count('class="retrieved"') == 3
+
+
+def test_cards_show_authors_not_internal_ids_and_scores_need_the_toggle():
+    a = celcomen_answer(top_k=4)
+    turn = Turn(a.question, answer=a, status="done")
+    html = render.render_sources([turn])
+    assert "000_e01d3feec203c69d.txt" not in html  # no internal file ids on titled papers
+    assert "Ada Placeholder, Ben Placeholder" in html
+    assert "score" not in html and "score-legend" not in html
+    shown = render.render_sources([turn], show_scores=True)
+    assert 'class="score-legend"' in shown and "not probabilities" in shown
+    assert re.search(r"retrieval score \d\.\d{3}", shown)

@@ -103,6 +103,7 @@ def xss_paper(track_url: str = "http://127.0.0.1:9/track.png") -> Paper:
             f'It embeds <img src="{track_url}?img" onerror="window.__xss=1"> an image. '
             f"It also embeds ![x]({track_url}) a Markdown image and [a link](javascript:window.__xss=5). "
             "Templates like ${window.__xss=6} and {{constructor.constructor('window.__xss=7')()}} stay text."
+            ' Math like $\\href{javascript:window.__xss=9}{x}$ and $<img src=x onerror="window.__xss=10">$ is inert.'
         ),
     )
 
@@ -116,6 +117,7 @@ def corpus_papers() -> list[Paper]:
             index=i,
             title=r["title"],
             decision=r["decision"],
+            authors=["Ada Placeholder", "Ben Placeholder"],  # made-up names: the rows carry none
         )
         for i, r in enumerate(CORPUS_ROWS)
     ]
@@ -173,10 +175,12 @@ class FakeEngine:
         llm_name: str = "qwen0.5b",
         profile_load_delay: float = 0.0,
         max_question_chars: int = 4000,
+        announce_hits: bool = False,
         _shared: dict | None = None,
     ):
         self.papers = papers if papers is not None else corpus_papers()
         self.token_delay = token_delay
+        self.announce_hits = announce_hits  # stream the retrieved hits (a list[Hit]) before any text
         self.profile_load_delay = profile_load_delay
         self.settings = Settings(llm=llm_name, max_question_chars=max_question_chars)
         self._shared = (
@@ -233,6 +237,7 @@ class FakeEngine:
                 llm_name=name,
                 profile_load_delay=self.profile_load_delay,
                 max_question_chars=self.settings.max_question_chars,
+                announce_hits=self.announce_hits,
                 _shared=self._shared,
             )
         return eng
@@ -290,6 +295,8 @@ class FakeEngine:
         prev = [m["content"] for m in history if m["role"] == "user"]
         query = question + (" " + prev[-1] if prev else "")
         hits = self.retrieve(query, top_k, mode)
+        if self.announce_hits:
+            yield list(hits)
         if "explode" in question.lower():
             yield "Let me "
             raise RuntimeError("llama went out to lunch (simulated model failure)")

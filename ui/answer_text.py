@@ -88,8 +88,9 @@ def _one_line(text: str) -> str:
 def answer_markdown(answer: Answer) -> str:
     """The answer as Markdown with a numbered reference list, for copying elsewhere."""
     lines: list[str] = []
-    if answer.question:
-        lines.append(f"**Q:** {_one_line(answer.question)}")
+    question = answer.standalone_question or answer.question  # a follow-up, spelled out
+    if question:
+        lines.append(f"**Q:** {_one_line(question)}")
         lines.append("")
     if answer.refused:
         lines.append((answer.answer or "").strip() or REFUSAL)  # keeps the engine's reason

@@ -18,9 +18,9 @@ import gradio as gr
 from rag.models import PROFILES
 from rag.settings import Settings
 from ui import render
-from ui.assets import COPY_JS
+from ui.assets import COPY_JS, download_js
 from ui.engine_holder import N_EXAMPLES, EngineHolder
-from ui.handlers import MODES, TASKS, Handlers
+from ui.handlers import MODES, PLACEHOLDERS, TASKS, Handlers
 from ui.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
 from ui.session import Session
 
@@ -84,36 +84,42 @@ def build_app(
                         )
                         for _ in range(n_examples)
                     ]
-                with gr.Group(elem_id="composer"):
-                    question = gr.Textbox(
-                        placeholder="Ask about ICLR 2025 papers, e.g. “What does Celcomen do?”",
-                        show_label=False,
-                        lines=1,
-                        max_lines=8,
-                        autofocus=True,
-                        elem_id="question",
-                    )
-                with gr.Row(elem_id="controls"):
-                    task = gr.Radio(
-                        list(TASKS),
-                        value="Answer",
-                        show_label=False,
-                        container=False,
-                        elem_id="task",
-                        scale=2,
-                    )
-                    send = gr.Button(
-                        "Ask",
-                        variant="primary",
-                        interactive=holder.state == "ready",
-                        elem_id="send",
-                        scale=1,
-                        min_width=90,
-                    )
-                    clear = gr.Button(
-                        "New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90
-                    )
-                hint = gr.HTML("", elem_id="hint", apply_default_css=False)
+                with gr.Column(elem_id="composer-wrap"):  # stays in view on small screens
+                    with gr.Group(elem_id="composer"):
+                        question = gr.Textbox(
+                            placeholder=PLACEHOLDERS["answer"],
+                            label="Your question",
+                            show_label=False,
+                            lines=1,
+                            max_lines=8,
+                            autofocus=True,
+                            elem_id="question",
+                        )
+                    hint = gr.HTML("", elem_id="hint", apply_default_css=False)
+                    with gr.Row(elem_id="controls"):
+                        task = gr.Radio(
+                            list(TASKS),
+                            value="Answer",
+                            label="Mode",
+                            show_label=False,
+                            container=False,
+                            elem_id="task",
+                            scale=2,
+                        )
+                        send = gr.Button(
+                            "Ask",
+                            variant="primary",
+                            interactive=holder.state == "ready",
+                            elem_id="send",
+                            scale=1,
+                            min_width=90,
+                        )
+                        stop = gr.Button(
+                            "Stop", variant="stop", visible=False, elem_id="stop", scale=1, min_width=90
+                        )
+                        clear = gr.Button(
+                            "New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90
+                        )
                 with gr.Row(elem_id="copy-row"):
                     copy_btn = gr.Button(
                         "Copy answer with references",
@@ -122,6 +128,17 @@ def build_app(
                         elem_id="copy-btn",
                         scale=0,
                         min_width=240,
+                    )
+                    export_md_btn = gr.Button(
+                        "Export chat (Markdown)", size="sm", variant="secondary", elem_id="export-md", scale=0
+                    )
+                    export_bib_btn = gr.Button(
+                        "Cited papers (BibTeX)", size="sm", variant="secondary", elem_id="export-bib", scale=0
+                    )
+                    gr.HTML(
+                        '<span class="copy-msg" role="status" aria-live="polite"></span>',
+                        elem_id="copy-status",
+                        apply_default_css=False,
                     )
                 copy_box = gr.Textbox(
                     label="Answer with references (Markdown)",
@@ -168,16 +185,16 @@ def build_app(
             show_progress="hidden",
         )
 
-        step1_out = [chat, sources, session, question, hint, examples_box, copy_box]
+        step1_out = [chat, sources, session, question, hint, examples_box, copy_box, send, stop]
         step2_in = [session, top_k, mode, profile, show_scores]
-        step2_out = [chat, sources, session, answer_json, question]
+        step2_out = [chat, sources, session, answer_json, question, send, stop]
         llm = dict(concurrency_limit=llm_concurrency, concurrency_id="llm")
 
         streams = []
         for trigger, inp in [(question.submit, question), (send.click, question)] + [
             (b.click, b) for b in ex_buttons
         ]:
-            # "multiple": a question typed while another streams is queued, not dropped
+            # "multiple": a question typed while another streams gets the "press Stop" hint
             ev = trigger(
                 on.submit_question,
                 [inp, session, task, show_scores],
@@ -199,6 +216,26 @@ def build_app(
                 )
             )
 
+        stop.click(
+            on.stop,
+            [session, show_scores],
+            [chat, sources, session, hint, send, stop],
+            api_visibility="private",
+            cancels=streams,
+            concurrency_limit=None,
+            queue=False,
+        ).then(
+            on.settle,
+            [session, show_scores],
+            [chat, sources],
+            api_visibility="private",
+            concurrency_limit=None,
+            show_progress="hidden",
+        )
+        task.change(
+            on.placeholder, [task], [question], api_visibility="private", queue=False, show_progress="hidden"
+        )
+
         api_ev = api_ask.click(
             on.ask,
             [question, task, top_k, mode, profile, session],
@@ -209,7 +246,7 @@ def build_app(
         clear.click(
             on.new_chat,
             [session],
-            [session, chat, sources, hint, examples_box, copy_box, answer_json],
+            [session, chat, sources, hint, examples_box, copy_box, answer_json, send, stop],
             api_name="new_chat",
             cancels=streams + [api_ev],
             concurrency_limit=None,
@@ -232,6 +269,13 @@ def build_app(
         copy_btn.click(
             on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None
         ).then(None, [copy_box], None, js=COPY_JS)
+        for btn, fn, fname in [
+            (export_md_btn, on.export_chat, "iclr-rag-chat.md"),
+            (export_bib_btn, on.export_bibtex, "iclr-rag-cited.bib"),
+        ]:
+            btn.click(fn, [session], [copy_box], api_visibility="private", concurrency_limit=None).then(
+                None, [copy_box], None, js=download_js(fname)
+            )
         profile.change(
             on.switch_model,
             [profile],

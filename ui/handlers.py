@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 import gradio as gr
 
+from rag import export
 from rag.errors import UserError
 from rag.hygiene import clean_question
-from rag.types import Answer
+from rag.types import Answer, Hit
 from ui import render
 from ui.engine_holder import EngineHolder
 from ui.session import Session, Turn
@@ -26,7 +27,18 @@ MODES = ["hybrid", "dense", "bm25"]
 TASKS = {"Answer": "answer", "Summarize": "summarize"}  # label on the page -> engine task
 STREAM_EVERY_S = 0.05  # coalesce token updates sent to the browser
 WAITING = "Waiting for the models to load…"
-EMPTY_HINT = '<div class="hint">Type a question first, or pick one of the examples.</div>'
+EMPTY_HINT = '<div class="hint" role="alert">Type a question first.</div>'
+EMPTY_HINT_EXAMPLES = (
+    '<div class="hint" role="alert">Type a question first, or pick one of the examples above.</div>'
+)
+BUSY_HINT = (
+    '<div class="hint" role="alert">An answer is still being written: press Stop (or Esc) first, '
+    "or wait for it. Your question stays in the box.</div>"
+)
+PLACEHOLDERS = {
+    "answer": "Answer mode: ask about ICLR 2025 papers",
+    "summarize": "Summarize mode: name a topic to summarize",
+}
 MODEL_FAILURE = (
     "Sorry, the model failed while answering this question. Please try again; if it keeps "
     "happening, try another model in Settings. (The server log has the details.)"
@@ -45,6 +57,21 @@ def _chat(session: Session) -> str:
 def _partial(session: Session) -> tuple:
     """A streaming update: the chat only (chat, sources, session, answer_json, question)."""
     return _chat(session), gr.skip(), session, gr.skip(), gr.skip()
+
+
+def _announced_hits(item: object) -> list[Hit] | None:
+    """Hits an engine may stream before its text: a list of Hit, or an object with .retrieved."""
+    if isinstance(item, list) and all(isinstance(h, Hit) for h in item):
+        return item
+    hits = getattr(item, "retrieved", None)
+    if isinstance(hits, list) and all(isinstance(h, Hit) for h in hits):
+        return hits
+    return None
+
+
+def controls(busy: bool) -> tuple:
+    """(Ask, Stop) while an answer streams (Ask off, Stop shown) and after."""
+    return gr.update(interactive=not busy), gr.update(visible=busy)
 
 
 class Handlers:
@@ -89,10 +116,23 @@ class Handlers:
         session.turns.append(Turn(question=text, task=_task(task), status="queued", note=note))
 
     def submit_question(self, message: str, session: Session, task_label: str, show_scores: bool):
-        """Step 1 (fast, not serialized): show the question at once and queue it."""
+        """Step 1 (fast, not serialized): show the question at once and queue it.
+
+        One answer at a time per session: while one streams, Ask is disabled and Enter only
+        says so (the question stays in the box), so a question never gets another's context.
+        Outputs: chat, sources, session, question, hint, examples, copy box, Ask, Stop.
+        """
         text = clean_question(message or "").strip()
+        skip = gr.skip()
+        if session.busy:
+            return skip, skip, session, skip, BUSY_HINT, skip, skip, skip, skip
         if not text:
-            return gr.skip(), gr.skip(), session, gr.skip(), EMPTY_HINT, gr.skip(), gr.skip()
+            hint = (
+                EMPTY_HINT
+                if session.turns or not self.holder.examples(self.n_examples)
+                else EMPTY_HINT_EXAMPLES
+            )
+            return skip, skip, session, skip, hint, skip, skip, skip, skip
         self._stop_abandoned(session)
         self._queue(session, text, task_label)
         return (
@@ -103,16 +143,29 @@ class Handlers:
             "",  # clear the hint
             gr.update(visible=False),  # examples
             gr.update(visible=False, value=""),  # copy box
+            *controls(True),
         )
 
     def stream_answer(self, session: Session, top_k: float, mode: str, profile: str, show_scores: bool):
-        """Step 2 (serialized on the LLM): stream the pending question's answer."""
-        produced = False
+        """Step 2 (serialized on the LLM): stream the pending question's answer.
+        Outputs: chat, sources, session, answer_json, question, Ask, Stop."""
+        skip = gr.skip()
         for out in self._run_pending(session, top_k, mode, profile, show_scores):
-            produced = True
-            yield out
-        if not produced:  # an earlier run already answered it: change nothing
-            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            yield *out, skip, skip
+        yield skip, skip, skip, skip, skip, *controls(session.busy)
+
+    def stop(self, session: Session, show_scores: bool):
+        """Stop: the streaming (or queued) answer ends here, marked as stopped, not kept in the
+        history the engine sees. Outputs: chat, sources, session, hint, Ask, Stop."""
+        for t in session.turns:
+            if t.status in ("queued", "streaming"):
+                t.status, t.note = "stopped", None
+        return _chat(session), self.rerender_sources(session, show_scores), session, "", *controls(False)
+
+    @staticmethod
+    def placeholder(task_label: str):
+        """The question box says which mode is on."""
+        return gr.update(placeholder=PLACEHOLDERS[_task(task_label)])
 
     def ask(self, question: str, task: str, top_k: float, mode: str, profile: str, session: Session):
         """API: ask a question in this session (follow-ups see the session's history).
@@ -189,18 +242,31 @@ class Handlers:
                 with contextlib.closing(stream):  # runs the engine's cleanup once its Answer is in
                     last = 0.0
                     for item in stream:
+                        if session.epoch != epoch or turn.status == "stopped":
+                            return  # New chat or Stop: this answer has nowhere to go
                         if isinstance(item, Answer):
                             turn.answer = item
                             break
-                        if not isinstance(item, str):  # the Retrieved event: sources before text
+                        hits = None if isinstance(item, str) else _announced_hits(item)
+                        if hits is not None:  # retrieval is done: fill the sources panel now
+                            turn.retrieved = list(hits)
+                            yield (
+                                _chat(session),
+                                self.rerender_sources(session, show_scores),
+                                session,
+                                gr.skip(),
+                                gr.skip(),
+                            )
                             continue
+                        if not isinstance(item, str):
+                            continue  # an event this UI does not know: ignore it
                         turn.text += item
-                        if session.epoch != epoch:  # New chat was pressed: this answer has nowhere to go
-                            return
                         now = time.monotonic()
                         if now - last >= STREAM_EVERY_S:
                             last = now
                             yield _partial(session)
+                if turn.status == "stopped" or session.epoch != epoch:
+                    return
                 if turn.answer is None:
                     raise RuntimeError("the engine finished without an answer")
                 turn.status = "done"
@@ -234,6 +300,7 @@ class Handlers:
             gr.update(visible=bool(exs)),
             gr.update(visible=False, value=""),
             None,
+            *controls(False),
         )
 
     @staticmethod
@@ -256,7 +323,27 @@ class Handlers:
         a = session.latest_answer()
         if a is None:
             return gr.update(visible=True, value="(No answer yet: ask a question first.)")
-        return gr.update(visible=True, value=render.answer_markdown(a))
+        return gr.update(
+            visible=True, value=render.answer_markdown(a), label="Answer with references (Markdown)"
+        )
+
+    @staticmethod
+    def export_chat(session: Session):
+        """The whole chat as Markdown (standalone questions, answers, one reference list)."""
+        answers = session.answers()
+        if not answers:
+            return gr.update(visible=True, value="(No answer yet: ask a question first.)")
+        return gr.update(
+            visible=True, value=export.answer_markdown(answers), label="The whole chat (Markdown)"
+        )
+
+    @staticmethod
+    def export_bibtex(session: Session):
+        """BibTeX of every paper cited in this chat."""
+        papers = export.cited_papers(session.answers())
+        if not papers:
+            return gr.update(visible=True, value="(No cited papers yet.)")
+        return gr.update(visible=True, value=export.bibtex(papers), label="Cited papers (BibTeX)")
 
     def switch_model(self, profile: str):
         """Load an LLM profile on demand (cached), reporting progress in the banner."""

@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 
 from rag.errors import UserError
-from ui.assets import CSS, JS, SYSTEM_MONO, SYSTEM_SANS
+from ui.assets import CSS, SYSTEM_MONO, SYSTEM_SANS, head_html
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -29,7 +29,7 @@ def launch_kwargs() -> dict[str, Any]:
     return dict(
         theme=theme(),
         css=CSS,
-        head=f"<script>{JS}</script>",
+        head=head_html(),
         footer_links=["api"],
         run_history=False,
         show_error=False,

@@ -9,6 +9,7 @@ pass `safe_url()`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from rag.types import Answer
@@ -43,12 +44,12 @@ __all__ = [
 
 def _chip(n: int, turn: int, *, live: bool, label: str | None) -> str:
     """A citation chip. Live chips link to their source card (`#src-<turn>-<n>`)."""
-    title = esc(label or f"Source {n}")
+    title = esc(label or f"[{n}]")
     if not live:
         return f'<span class="cite-chip pending" title="{title}">{n}</span>'
     return (
         f'<a class="cite-chip" href="#src-{turn}-{n}" data-turn="{turn}" data-n="{n}" '
-        f'role="button" title="{title}">{n}</a>'
+        f'role="button" title="{title}" aria-label="Source {title}">{n}</a>'
     )
 
 
@@ -147,21 +148,39 @@ def render_answer_body(answer: Answer, turn: int) -> str:
     return "".join(parts)
 
 
+_PARTIAL_MARKER_RE = re.compile(r"\s*\[[\d,;\s]*$")  # "[1" still being typed at the end
+
+
+def draft_text(text: str) -> str:
+    """The streamed draft without [n] markers: their numbers are only final once the answer is
+    verified (the engine renumbers them), so chips appear with the final answer only."""
+    text = _PARTIAL_MARKER_RE.sub("", text)
+    return re.sub(r"[ \t]*" + MARKER_RE.pattern, "", text)
+
+
 def _turn(t: Turn, turn: int) -> str:
     """One user message and its assistant reply."""
     mode_tag = '<span class="mode-tag">Summarize</span>' if t.task == "summarize" else ""
     user = f'<div class="msg user"><div class="bubble">{mode_tag}{esc(t.question)}</div></div>'
     if t.status == "error":
         bot = f'<div class="bubble error" role="alert">{esc(t.error or "Something went wrong.")}</div>'
-    elif t.status == "stopped":
-        shown = f'<div class="answer-text">{render_inline(t.text, turn, None)}</div>' if t.text else ""
-        bot = f'<div class="bubble stopped">{shown}<div class="note">Stopped.</div></div>'
     elif t.answer is not None and t.status == "done":
         bot = f'<div class="bubble">{render_answer_body(t.answer, turn)}</div>'
+    elif t.status == "stopped":
+        text = draft_text(t.text).strip()
+        body = f'<div class="answer-text stopped-text">{esc(text)}</div>' if text else ""
+        bot = (
+            f'<div class="bubble stopped">{body}<div class="badges"><span class="badge stopped">'
+            "Stopped: this answer was not finished or checked against the sources.</span></div></div>"
+        )
     else:
         note = f'<div class="note">{esc(t.note)}</div>' if t.note else ""
         if t.text:
-            inner = f'<div class="answer-text streaming">{render_inline(t.text, turn, None)}<span class="caret"></span></div>'
+            inner = (
+                f'<div class="answer-text streaming">{esc(draft_text(t.text)).replace(chr(10), "<br>")}'
+                '<span class="caret"></span></div>'
+                '<div class="draft-note">Draft: citations appear once the answer is checked.</div>'
+            )
         else:
             inner = '<div class="typing"><span></span><span></span><span></span></div>'
         bot = f'<div class="bubble pending">{note}{inner}</div>'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag.types import Answer
+from rag.types import Answer, Hit
 
 SHOWN_QUESTION_CHARS = 1200  # longer questions are cut in the chat bubble
 
@@ -20,6 +20,7 @@ class Turn:
     error: str | None = None  # a plain-words message for the user
     status: str = "streaming"  # queued | streaming | done | error | stopped
     note: str | None = None  # e.g. "Loading model smollm2…"
+    retrieved: list[Hit] | None = None  # hits the engine announced before its answer (if it does)
 
 
 @dataclass
@@ -35,6 +36,15 @@ class Session:
         self.turns.clear()
         self.history.clear()
         self.epoch += 1
+
+    @property
+    def busy(self) -> bool:
+        """An answer is queued or being written for this session."""
+        return any(t.status in ("queued", "streaming") for t in self.turns)
+
+    def answers(self) -> list[Answer]:
+        """Every finished answer of this chat, oldest first."""
+        return [t.answer for t in self.turns if t.answer is not None and t.status == "done"]
 
     def latest_answer(self) -> Answer | None:
         for t in reversed(self.turns):

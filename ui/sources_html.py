@@ -10,20 +10,36 @@ from ui.answer_text import REFUSAL, cited_paper, retrieved_papers
 from ui.safe_html import citation_spans, esc, highlight, safe_url
 from ui.session import Turn
 
+SCORE_LEGEND = (
+    "Retrieval scores: how strongly the retriever matched each paper to the question "
+    "(higher is closer; hybrid mode fuses the dense and keyword rankings). They rank papers "
+    "within one answer and are not probabilities."
+)
+MAX_AUTHORS = 6
+
+
+def _authors(paper: Paper) -> str:
+    names = [a.strip() for a in (paper.authors or []) if a and a.strip()]
+    if not names:
+        return ""
+    shown = ", ".join(names[:MAX_AUTHORS]) + (
+        f" and {len(names) - MAX_AUTHORS} more" if len(names) > MAX_AUTHORS else ""
+    )
+    return f'<span class="authors">{esc(shown)}</span>'
+
 
 def _paper_meta(paper: Paper, score: float | None, show_scores: bool) -> str:
-    bits = []
+    bits = [_authors(paper)] if paper.authors else []
     if paper.decision:
         bits.append(f'<span class="decision">{esc(paper.decision)}</span>')
     url = safe_url(paper.url)
     if url:
         bits.append(
-            f'<a class="openreview" href="{esc(url)}" target="_blank" rel="noopener noreferrer">OpenReview</a>'
+            f'<a class="openreview" href="{esc(url)}" target="_blank" rel="noopener noreferrer">'
+            'OpenReview<span class="sr-only-live"> (opens in a new tab)</span></a>'
         )
-    if paper.title:  # without a title the label already is `file #index`
-        bits.append(f'<span class="where">{esc(paper.source_file)} #{esc(paper.index)}</span>')
     if show_scores and score is not None:
-        bits.append(f'<span class="score" title="retrieval score">score {score:.3f}</span>')
+        bits.append(f'<span class="score" title="retrieval score">retrieval score {score:.3f}</span>')
     return f'<div class="meta">{"".join(bits)}</div>' if bits else ""
 
 
@@ -32,7 +48,7 @@ def _source_card(citation: Citation, paper: Paper, turn: int, score: float | Non
     abstract = highlight(paper.text, citation_spans(citation, paper.text))
     return (
         f'<article class="source" id="src-{turn}-{n}" data-n="{n}">'
-        f'<header><span class="num">{n}</span><h4 class="title">{esc(paper.label)}</h4></header>'
+        f'<header><span class="num">{n}</span><h3 class="title">{esc(paper.label)}</h3></header>'
         f"{_paper_meta(paper, score, show_scores)}"
         f'<p class="abstract">{abstract}</p>'
         "</article>"
@@ -56,12 +72,26 @@ def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
     if a is None:
         if t.status == "error":
             return '<div class="sources-empty">No sources for this message.</div>'
+        if t.retrieved:  # the engine announced its hits before the answer: show them at once
+            note = (
+                "Stopped before the answer was checked."
+                if t.status == "stopped"
+                else ("Writing the answer; the cited sentences are highlighted once it is checked.")
+            )
+            return (
+                f'<div class="sources-note">{note}</div>'
+                f'<h2 class="sec">Retrieved ({len(t.retrieved)})</h2><ul class="retrieved-list open">'
+                + "".join(_retrieved_item(h, show_scores) for h in t.retrieved)
+                + "</ul>"
+            )
+        if t.status == "stopped":
+            return '<div class="sources-empty">Stopped before any source was checked.</div>'
         return '<div class="sources-empty">Looking through the abstracts…</div>'
     parts: list[str] = []
     if a.refused:
         parts.append(
             f'<div class="sources-note">{esc(REFUSAL)} These are the closest papers found.</div>'
-            '<h3 class="sec">Related papers</h3><ul class="retrieved-list open">'
+            '<h2 class="sec">Related papers</h2><ul class="retrieved-list open">'
         )
         for i, h in enumerate(a.retrieved, 1):
             parts.append(_retrieved_item(h, show_scores, f"rel-{turn}-{i}"))
@@ -71,7 +101,7 @@ def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
     papers = retrieved_papers(a)
     scores = {h.paper.paper_id: h.score for h in a.retrieved}
     if a.citations:
-        parts.append(f'<h3 class="sec">Cited ({len(a.citations)})</h3>')
+        parts.append(f'<h2 class="sec">Cited ({len(a.citations)})</h2>')
         for c in sorted(a.citations, key=lambda c: c.n):
             parts.append(_source_card(c, cited_paper(c, papers), turn, scores.get(c.paper_id), show_scores))
     else:
@@ -109,4 +139,5 @@ def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
             f'<div class="for-q">Sources for: <span>{q}</span></div>'
             f"{_turn_sources(t, i, show_scores)}</section>"
         )
-    return '<div class="sources-panel">' + "".join(sections) + "</div>"
+    legend = f'<div class="score-legend">{esc(SCORE_LEGEND)}</div>' if show_scores else ""
+    return '<div class="sources-panel">' + legend + "".join(sections) + "</div>"
