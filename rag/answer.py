@@ -188,6 +188,9 @@ class Engine:
         evset = self.evidence(query, hits)
         timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
         if kind == "list":
+            if score < s.list_min_answerability:
+                yield refusal(prompts.NO_MATCH_REASON)
+                return
             yield from self._list(question, query, evset, timings, t0, refusal)
             return
         allowed = self.focus(query, evset, s.context_papers)
@@ -207,7 +210,7 @@ class Engine:
         if not keep:
             yield refusal(prompts.NO_MATCH_REASON)
             return
-        lines, used = quoted_lines(evset, keep)
+        lines, used = quoted_lines(evset, keep, per_paper=1 if many else 2)  # one paper: say more of it
         header = prompts.list_header(len(lines), many)
         yield header + "\n"
         for line in lines:

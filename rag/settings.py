@@ -112,6 +112,12 @@ class GroundingSettings(BaseModel):
         "List answers: a paper's best evidence sentence must score this. Calibration half, seeds: 0.4 refuses 3 of 11"
         " list-shaped unanswerables, 1 of 12 answerable (0.3: 1 and 0; README Quality).",
     )
+    list_min_answerability: float = D(
+        0.3,
+        "List answers: refused when the question's rarity-weighted coverage by the best abstract is below this. "
+        "Chosen on the calibration half (seeds) by refusals minus twice false refusals over 0.15-0.5: "
+        "0.3 refuses 4 more of 11 list-shaped unanswerables and 1 more of 13 answerable.",
+    )
     list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
     list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
