@@ -228,14 +228,15 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
     return text.replace("<", "&lt;")
 
 
-def answer_markdown(answers: Sequence[Any]) -> str:
-    """A chat (one or more answers) as Markdown: each standalone question and its answer, then
-    one numbered reference list (authors, decision, OpenReview URL) shared by all answers."""
+def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:
+    """Answers as Markdown: each standalone question and its answer, then one numbered reference
+    list (authors, decision, OpenReview URL) shared by all answers. `chat=False`: one answer on its
+    own (copy, `rag summarize --markdown`), without the chat's title and numbering."""
     refs: dict[str, tuple[int, Any]] = {}
-    lines: list[str] = ["# ICLR 2025 · Ask the abstracts", ""]
+    lines: list[str] = ["# ICLR 2025 · Ask the abstracts", ""] if chat else []
     for i, a in enumerate(answers, 1):
         q = getattr(a, "standalone_question", None) or a.question
-        lines += [f"## {i}. {_md(q)}", ""]
+        lines += [f"## {i}. {_md(q)}" if chat else f"**Q:** {_md(q)}", ""]
         renumber: dict[int, int] = {}
         for c in sorted(a.citations or [], key=lambda c: c.n):
             if c.paper_id not in refs:

@@ -82,12 +82,7 @@ def summarize_stream(
 
 
 def to_markdown(ans: Answer) -> str:
-    """The answer followed by a numbered reference list (title, OpenReview URL when known)."""
-    from rag.hygiene import safe_markdown_text
+    """The answer followed by its numbered references (authors, decision, OpenReview URL)."""
+    from rag.export import answer_markdown
 
-    lines = [safe_markdown_text(ans.answer), "", "## References", ""]
-    for c in ans.citations:
-        label = safe_markdown_text(c.title or f"{c.source_file} #{c.index}")
-        url = "" if "#" in c.paper_id else f" — https://openreview.net/forum?id={c.paper_id}"
-        lines.append(f"{c.n}. {label}{url}")
-    return "\n".join(lines).strip() + "\n"
+    return answer_markdown([ans], chat=False)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from rag.types import Answer, Citation, Paper
-from ui.safe_html import safe_url
 
 _NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
 # [1]  [1, 2]  [1,2]  (also matches each of [1][2])
@@ -86,40 +85,8 @@ def _one_line(text: str) -> str:
 
 
 def answer_markdown(answer: Answer) -> str:
-    """The answer as Markdown with a numbered reference list, for copying elsewhere."""
-    lines: list[str] = []
-    question = answer.standalone_question or answer.question  # a follow-up, spelled out
-    if question:
-        lines.append(f"**Q:** {_one_line(question)}")
-        lines.append("")
-    if answer.refused:
-        lines.append((answer.answer or "").strip() or REFUSAL)  # keeps the engine's reason
-    else:
-        out = []
-        for seg_text, supported, _ in segments(answer):
-            out.append(seg_text + (f" _({NOT_FOUND})_" if supported is False else ""))
-        lines.append("".join(out).strip())
-    papers = retrieved_papers(answer)
-    if answer.citations:
-        lines.append("")
-        lines.append("**References**")
-        lines.append("")
-        for c in sorted(answer.citations, key=lambda c: c.n):
-            p = papers.get(c.paper_id)
-            ref = f"[{c.n}] {_one_line(cited_paper(c, papers).label)}. ICLR 2025"
-            if p and p.decision:
-                ref += f" ({p.decision})"
-            ref += "."
-            url = safe_url(p.url) if p else None
-            if url:
-                ref += f" <{url}>"
-            lines.append(ref)
-            lines.append("")
-    elif answer.refused and answer.retrieved:
-        lines.append("")
-        lines.append("**Related papers**")
-        lines.append("")
-        for i, h in enumerate(answer.retrieved, 1):
-            url = safe_url(h.paper.url)
-            lines.append(f"{i}. {_one_line(h.paper.label)}" + (f" <{url}>" if url else ""))
-    return "\n".join(lines).rstrip() + "\n"
+    """The answer as Markdown with a numbered reference list, for copying elsewhere (the renderer
+    the chat export, `rag summarize --markdown` and `rag list` share: rag/export.py)."""
+    from rag.export import answer_markdown as render_answers
+
+    return render_answers([answer], chat=False)
