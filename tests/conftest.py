@@ -14,9 +14,29 @@ import pytest
 
 from rag.models import GenStats
 from rag.settings import SEEDS_DIR, Settings
+from rag.types import Paper
 
 REPO = Path(__file__).resolve().parent.parent
 CELCOMEN = ("000_e01d3feec203c69d.txt", 1)
+
+# Two tiny hand-written papers for judge and question tests.
+CEL = Paper(
+    "P1",
+    "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
+    "neural network for spatial transcriptomics. We validate it on human glioblastoma and fetal spleen data, "
+    "reaching 93% accuracy.",
+    "a.txt",
+    0,
+    title="Celcomen",
+)
+RL = Paper(
+    "P2",
+    "We study offline reinforcement learning. Our agent, MR.Q, uses model-based representations and "
+    "matches strong baselines on 118 continuous-control tasks.",
+    "a.txt",
+    1,
+    title="MR.Q",
+)
 
 
 class FakeLLM:

@@ -4,24 +4,7 @@ import pytest
 
 from rag.cite import Judge, bind, extractive, sentence_spans, split_markers
 from rag.types import Hit, Paper
-
-CEL = Paper(
-    "P1",
-    "Models of virtual tissues would allow in-silico tests. We introduce Celcomen, a generative graph "
-    "neural network for spatial transcriptomics. We validate it on human glioblastoma and fetal spleen data, "
-    "reaching 93% accuracy.",
-    "a.txt",
-    0,
-    title="Celcomen",
-)
-RL = Paper(
-    "P2",
-    "We study offline reinforcement learning. Our agent, MR.Q, uses model-based representations and "
-    "matches strong baselines on 118 continuous-control tasks.",
-    "a.txt",
-    1,
-    title="MR.Q",
-)
+from tests.conftest import CEL, RL
 
 
 @pytest.fixture(scope="module")

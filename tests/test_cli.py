@@ -7,12 +7,7 @@ import sys
 
 import pytest
 
-
-def rag(*args, data_dir, timeout=300):
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "iclr_rag", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
+from tests.conftest import run_rag as rag
 
 
 @pytest.mark.parametrize("question, msg", [("", "empty"), ("   ", "empty"), ("q" * 4001, "limit is 4,000")])

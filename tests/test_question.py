@@ -5,7 +5,7 @@ import pytest
 from rag.cite import Judge
 from rag.question import answerability, focus, idf_coverage, named_terms, quantity_heads
 from rag.types import Hit
-from tests.test_cite import CEL, RL
+from tests.conftest import CEL, RL
 
 
 @pytest.fixture(scope="module")
