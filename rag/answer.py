@@ -13,7 +13,15 @@ from collections.abc import Iterator
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
 from rag.errors import UserError
-from rag.evidence import EvidenceSet, blocks, paper_scores, quoted_answer, quoted_lines, select
+from rag.evidence import (
+    EvidenceSet,
+    blocks,
+    normalize_draft,
+    paper_scores,
+    quoted_answer,
+    quoted_lines,
+    select,
+)
 from rag.hygiene import is_instruction_only
 from rag.index import Index
 from rag.models import LLM, get_embedder, load_llm
@@ -238,6 +246,7 @@ class Engine:
         t_gen = time.perf_counter()
         msgs = self.prompt(prompts.COMPARE_SYSTEM, prompts.COMPARE_USER, evset, query, positions)
         raw = self.llm.generate(msgs, max_new_tokens=s.compare_max_new_tokens)
+        raw = normalize_draft(raw, evset)
         _, sents, cites = bind(raw, evset.items, self.judge, s.support_threshold, drop_unsupported=True)
         contrast = [x for x in sents if x.supported and len(set(x.citations)) > 1]
         ans = quoted_answer(
@@ -280,8 +289,9 @@ class Engine:
         timings["generate_s"] = time.perf_counter() - t_gen
         self._stats(timings)
         t_ver = time.perf_counter()
+        draft = normalize_draft("".join(raw), evset)
         text, sentences, citations = bind(
-            "".join(raw), evset.items, self.judge, s.support_threshold, s.drop_unsupported
+            draft, evset.items, self.judge, s.support_threshold, s.drop_unsupported
         )
         fallback = False
         if not any(x.supported for x in sentences):

@@ -144,3 +144,30 @@ def quoted_answer(question, header, lines, used, hits, **kw) -> Answer:
         )
     text = "\n".join([header, *lines]) if header else "\n".join(lines)
     return Answer(question, text, citations, sentences, hits, **kw)
+
+
+_LEAD_MARKER = re.compile(r"(?m)^\s*[-*•]?\s*\[(\d+)\]\s*[:.\-–—]?\s*")
+_BULLET = re.compile(r"\s+[-–—•]\s+(?=[A-Z0-9$\\(])|\n\s*[-*•]\s+")
+
+
+def normalize_draft(raw: str, evset: EvidenceSet) -> str:
+    """A draft that copies the evidence layout ("[1] Title - sentence - sentence") back into
+    cited sentences ("sentence [1]. sentence [1]."), so the judge sees the claims, not the layout.
+    Drafts written as prose pass through unchanged."""
+    if not _LEAD_MARKER.search(raw):
+        return raw
+    titles = {n: (evset.hits[n - 1].paper.title or "").strip() for n in range(1, len(evset.hits) + 1)}
+    out = []
+    pieces = _LEAD_MARKER.split(raw)  # [before, n, text, n, text, ...]
+    if pieces[0].strip():
+        out.append(pieces[0].strip())
+    for num, text in zip(pieces[1::2], pieces[2::2]):
+        n, text = int(num), text.strip()
+        title = titles.get(n, "")
+        if title and text.lower().startswith(title.lower()):
+            text = text[len(title) :].lstrip(" :.-–—")
+        for part in _BULLET.split(text):
+            part = part.strip().rstrip(".")
+            if part:
+                out.append(f"{part} [{n}].")
+    return " ".join(out)

@@ -207,3 +207,18 @@ def test_generator_sees_only_evidence_sentences_of_the_papers_the_question_is_ab
     assert 1 <= len(quoted) <= 4 and all(x in cel.text for x in quoted)
     assert len(evidence) < len(cel.text)  # a few sentences, not the whole abstract
     assert len(ans.retrieved) > 1  # the others are still listed as retrieved
+
+
+def test_a_draft_that_copies_the_evidence_layout_is_read_as_cited_sentences(seed_engine, fake_llm):
+    # small models often echo "[1] Title - sentence - sentence"; those are the evidence's own claims
+    def echo(messages):
+        user = messages[-1]["content"].split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+        head, *lines = user.split("\n\n")[0].split("\n")
+        return head + " - " + " - ".join(x[2:] for x in lines if x.startswith("- "))
+
+    fake_llm.reply = echo
+    ans = seed_engine.ask("What does Celcomen do?")
+    assert not ans.fallback and ans.sentences and all(s.supported for s in ans.sentences)
+    cel = next(h.paper for h in ans.retrieved if (h.paper.source_file, h.paper.index) == CELCOMEN)
+    assert all(s.text.rstrip(".") in cel.text and cel.title not in s.text for s in ans.sentences)
+    assert (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
