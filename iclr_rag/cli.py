@@ -44,6 +44,12 @@ ChunkOverlap = Annotated[
     int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap [env RAG_CHUNK_OVERLAP].")
 ]
 JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+ConferenceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--conference", help="Ask the bundled 11,672 ICLR 2025 submissions (after `rag ingest --conference`)."
+    ),
+]
 Decision = Annotated[
     str | None,
     typer.Option(
@@ -64,10 +70,23 @@ Author = Annotated[
 
 
 def make_settings(**flags) -> Settings:
-    """CLI flags override env vars, which override defaults."""
+    """CLI flags override env vars, which override defaults. `conference`: the bundled conference's
+    collection instead of the seeds' (unless --collection names one)."""
     if flags.get("mode") not in (None, "hybrid", "dense", "bm25"):
         raise UserError(f"Unknown --mode '{flags['mode']}': use hybrid, dense or bm25.")
-    return Settings(**{k: v for k, v in flags.items() if v is not None})
+    conference = flags.pop("conference", None)
+    s = Settings(**{k: v for k, v in flags.items() if v is not None})
+    return for_conference(s, explicit=flags.get("collection")) if conference else s
+
+
+def collection_flag(s: Settings) -> str | None:
+    """The collection the user named (flag or env), if it isn't the default."""
+    return s.collection if s.collection != Settings.model_fields["collection"].default else None
+
+
+def for_conference(s: Settings, explicit: str | None = None) -> Settings:
+    """Settings that read and write the bundled conference's own collection."""
+    return s if explicit else s.model_copy(update={"collection": s.conference_collection})
 
 
 # Each settings flag, declared once; commands name the ones they take (`with_settings`).
@@ -85,10 +104,12 @@ SETTINGS_OPTIONS = {
     "decision": Decision,
     "area": Area,
     "author": Author,
+    "conference": ConferenceOpt,
 }
+FLAG_DEFAULTS = {"conference": False}  # on/off flags; every other option defaults to None (= settings)
 STORE = ("data_dir", "chroma_url", "collection")
 FILTERS = ("decision", "area", "author")
-ANSWERING = (*STORE, "llm", "threads", "top_k", "mode", *FILTERS)
+ANSWERING = (*STORE, "llm", "threads", "top_k", "mode", *FILTERS, "conference")
 
 
 def with_settings(*names: str):
@@ -103,7 +124,12 @@ def with_settings(*names: str):
             if p.name != "settings"
         ]
         params += [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=SETTINGS_OPTIONS[n])
+            inspect.Parameter(
+                n,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=FLAG_DEFAULTS.get(n),
+                annotation=SETTINGS_OPTIONS[n],
+            )
             for n in names
         ]
 
@@ -251,7 +277,7 @@ def ingest(
     if conference:
         from rag.settings import CONFERENCE_FILE
 
-        paths = [CONFERENCE_FILE]
+        paths, s = [CONFERENCE_FILE], for_conference(s, explicit=collection_flag(s))
     # every file is parsed (a bad one stops all) before the embedder loads
     papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
     engine = _engine(s, index=Index(s))
@@ -366,6 +392,7 @@ def serve(
     s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
     check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
     if conference:  # before the UI starts: the terminal shows the progress bar of a first start
+        s = for_conference(s, explicit=collection_flag(s))
         _ensure_conference(s)
     elif not ingest_seeds:
         _open_index(s)
@@ -391,7 +418,7 @@ def _ensure_conference(s: Settings) -> None:
 
 @app.command("list")
 @friendly
-@with_settings(*STORE, "threads", "mode", *FILTERS)
+@with_settings(*STORE, "threads", "mode", *FILTERS, "conference")
 def list_cmd(
     topic: str,
     json_out: JsonOut = False,

@@ -178,10 +178,12 @@ def store_exists(settings: Settings) -> bool:
 
 
 def not_indexed(settings: Settings) -> UserError:
-    return UserError(
-        f"Nothing is indexed yet in {_where(settings)}. Run `rag ingest seeds/` (or `make run`) first, "
-        "then ask again."
+    how = (
+        "`rag ingest --conference` (or `make run CORPUS=iclr2025`)"
+        if settings.collection == settings.conference_collection
+        else "`rag ingest seeds/` (or `make run`)"
     )
+    return UserError(f"Nothing is indexed yet in {_where(settings)}. Run {how} first, then ask again.")
 
 
 def open_client(settings: Settings):

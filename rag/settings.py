@@ -51,6 +51,10 @@ class StorageSettings(BaseModel):
     )
     chroma_url: str | None = D(None, "Chroma server URL; unset = embedded PersistentClient in data_dir.")
     collection: str = D("iclr", "Chroma collection name.")
+    conference_collection: str = D(
+        "iclr2025",
+        "Collection of the bundled conference (`--conference`), so the seeds stay their own index.",
+    )
     chunk_size: int = D(
         172, "Chunk size in tiktoken tokens; with the title prefix <= 256 wordpieces (measured)."
     )

@@ -132,3 +132,11 @@ def test_read_only_data_dir_says_so_in_one_line(tmp_path, fake_embedder, tiny_pa
     r = _readonly_rag(tmp_path, "ask", "What does M1 do?")
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and "is read-only" in lines[0], r.stderr
+
+
+def test_conference_flag_reads_its_own_collection_and_says_how_to_fill_it(tmp_path):
+    from rag.settings import SEEDS_DIR
+
+    assert rag("ingest", str(SEEDS_DIR), data_dir=tmp_path).returncode == 0
+    r = rag("ask", "--conference", "What does Celcomen do?", data_dir=tmp_path)
+    assert r.returncode == 2 and "rag ingest --conference" in r.stderr and "Traceback" not in r.stderr
