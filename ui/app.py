@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 
-from rag.models import PROFILES
+from rag.models import available_profiles
 from rag.settings import Settings
 from ui import render
 from ui.assets import COPY_JS, download_js
@@ -57,7 +57,7 @@ def build_app(
     settings = holder.engine.settings if holder.state == "ready" else None
     top_k0 = int(default_top_k or (settings.top_k if settings else 5))
     mode0 = default_mode or (settings.mode if settings else "hybrid")
-    profiles = list(PROFILES)
+    profiles = available_profiles()  # qwen1.5b only after `make install-1.5b`
     if holder.default_profile not in profiles:
         profiles.insert(0, holder.default_profile)
 
