@@ -319,6 +319,13 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
     gen_t = [r["timings"].get("generate_s") for r in rows if r.get("generated") and not r.get("refused")]
     ftok = [r["timings"].get("first_token_s") for r in rows if r.get("timings", {}).get("first_token_s")]
     tps = [r["timings"].get("tokens_per_s") for r in rows if r.get("timings", {}).get("tokens_per_s")]
+    ptok = [r["timings"].get("prompt_tokens") for r in rows if r.get("timings", {}).get("prompt_tokens")]
+    # first visible text: the first streamed delta (a refusal shows at once, when it is done)
+    first = [
+        (r.get("stream") or {}).get("first_delta_s") or r["timings"].get("total_s")
+        for r in rows
+        if r.get("generated") and r.get("timings")
+    ]
     rep["latency"] = {
         "p50_s": percentile(tot, 50),
         "p95_s": percentile(tot, 95),
@@ -328,6 +335,8 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
         "generate_p50_s": percentile(gen_t, 50),
         "first_token_p50_s": percentile(ftok, 50),
         "tokens_per_s_p50": percentile(tps, 50),
+        "first_text_p50_s": percentile([x for x in first if x is not None], 50),
+        "prompt_tokens_p50": percentile(ptok, 50),
     }
     return rep
 
@@ -344,7 +353,32 @@ def build_report(rows: Sequence[dict], depth: int = 20) -> dict:
     for t in rep["by_type"].values():
         t["retrieval"].pop("recall_at_k", None)
     rep["errors"] = [{"id": r.get("id"), "error": r["error"]} for r in rows if r.get("error")]
+    rep["shapes"] = shape_scores(rows)
     return rep
+
+
+def shape_scores(rows: Sequence[dict]) -> dict:
+    """Topic switches answered about the new paper, and list answers naming their gold papers.
+
+    A switch row (subtype "switch") counts when it is answered and its first citation is a gold
+    paper; a list row (answer shape "list", answerable) contributes its citation recall."""
+    rows = [r for r in rows if not r.get("error") and r.get("generated")]
+    switches = [r for r in rows if r.get("subtype") == "switch"]
+
+    def first_cited_is_gold(r: dict) -> bool:
+        cited = sorted(r.get("cited") or [], key=lambda c: c.get("n", 0))
+        gold = [frozenset(g) for g in r.get("gold_keys", [])]
+        return bool(cited) and not r.get("refused") and match_gold(cited[0], gold) is not None
+
+    lists = [r for r in rows if r.get("shape") == "list" and r.get("answerable")]
+    return {
+        "topic_switch_new_paper": _mean(float(first_cited_is_gold(r)) for r in switches)
+        if switches
+        else None,
+        "topic_switch_n": len(switches),
+        "list_gold_named": _mean(r["scores"].get("cit_recall") or 0.0 for r in lists) if lists else None,
+        "list_n": len(lists),
+    }
 
 
 def refusal_sweep(

@@ -31,6 +31,10 @@ SUMMARY = [
     ("retrieve p50 s", "latency", "retrieve_p50_s"),
     ("first token p50 s", "latency", "first_token_p50_s"),
     ("decode tok/s p50", "latency", "tokens_per_s_p50"),
+    ("first visible text p50 s", "latency", "first_text_p50_s"),
+    ("prompt tokens p50", "latency", "prompt_tokens_p50"),
+    ("topic switch answered about the new paper", "shapes", "topic_switch_new_paper"),
+    ("list questions: gold papers named", "shapes", "list_gold_named"),
 ]
 TYPE_COLS = [
     ("hit@1", "retrieval", "hit_at_1"),

@@ -31,6 +31,8 @@ def base_row(q: dict, config: str, gold: list, task: str) -> dict:
     return {
         "id": q["id"],
         "type": q["type"],
+        "subtype": q.get("subtype"),
+        "split": q.get("split"),
         "config": config,
         "task": task,
         "question": q["question"],

@@ -173,6 +173,7 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
             refused=ans.refused,
             abstained=(not ans.refused) and M.abstains(ans.answer),
             fallback=ans.fallback,
+            shape=ans.shape,
             refusal_reason=ans.refusal_reason,
             # the generated draft had no supported sentence (then: extractive fallback or refusal)
             unsupported_draft=ans.fallback or (ans.refused and ans.timings.get("generate_s", 0.0) > 0),

@@ -461,3 +461,30 @@ def test_real_eval_smoke(tmp_path):
         assert (out / png).stat().st_size > 1000
     assert "## Summary" in (out / "report.md").read_text()
     assert rep["n"] == 5
+
+
+def test_shape_scores_count_switches_answered_about_the_new_paper_and_list_recall():
+    from eval.metrics import shape_scores
+
+    def row(subtype, cited, refused=False, shape="explain", recall=None):
+        return {
+            "generated": True,
+            "subtype": subtype,
+            "refused": refused,
+            "shape": shape,
+            "answerable": True,
+            "gold_keys": [["id:NEW"]],
+            "cited": [{"n": i + 1, "paper_id": p} for i, p in enumerate(cited)],
+            "scores": {"cit_recall": recall},
+        }
+
+    rows = [
+        row("switch", ["NEW", "OLD"]),
+        row("switch", ["OLD", "NEW"]),  # the old paper comes first: not about the new one
+        row("switch", ["NEW"], refused=True),
+        row(None, ["X"], shape="list", recall=0.5),
+        row(None, ["NEW"], shape="list", recall=1.0),
+    ]
+    sc = shape_scores(rows)
+    assert sc["topic_switch_new_paper"] == pytest.approx(1 / 3) and sc["topic_switch_n"] == 3
+    assert sc["list_gold_named"] == pytest.approx(0.75) and sc["list_n"] == 2
