@@ -18,6 +18,15 @@ _TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*\[{_NUMBERS}\])+")
 NOT_FOUND = "not found in the sources"
 REFUSAL = "The indexed abstracts don't answer this question."
 
+
+def refusal_text(indexed: str | None = None) -> str:
+    """The refusal headline, naming what is indexed: "The 38 seed abstracts don't answer this question."."""
+    if not indexed or indexed == "nothing indexed":
+        return REFUSAL
+    verb = "doesn't" if indexed.startswith("1 ") else "don't"
+    return f"The {indexed} {verb} answer this question."
+
+
 Segment = tuple[str, bool | None, list[int]]  # (text, supported, citation numbers)
 
 
@@ -85,7 +94,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def answer_markdown(answer: Answer) -> str:
+def answer_markdown(answer: Answer, indexed: str | None = None) -> str:
     """The answer as Markdown with a numbered reference list, for copying elsewhere."""
     lines: list[str] = []
     question = answer.standalone_question or answer.question  # a follow-up, spelled out
@@ -93,7 +102,10 @@ def answer_markdown(answer: Answer) -> str:
         lines.append(f"**Q:** {_one_line(question)}")
         lines.append("")
     if answer.refused:
-        lines.append((answer.answer or "").strip() or REFUSAL)  # keeps the engine's reason
+        text = (answer.answer or "").strip() or REFUSAL  # keeps the engine's reason
+        if text.startswith(REFUSAL):
+            text = refusal_text(indexed) + text[len(REFUSAL) :]
+        lines.append(text)
     else:
         out = []
         for seg_text, supported, _ in segments(answer):

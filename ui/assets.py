@@ -470,15 +470,15 @@ _DOWNLOAD_JS = r"""
     a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
     a.download = name; document.body.appendChild(a); a.click();
     setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-    var s = document.querySelector('#copy-status .copy-msg'); if (s) s.textContent = 'Saved ' + name + '.';
+    var s = document.querySelector(__STATUS__); if (s) s.textContent = 'Saved ' + name + '.';
   }
   return [];
 }
 """
 
 
-def download_js(filename: str) -> str:
-    """JS that saves its one input (a text) as `filename`."""
+def download_js(filename: str, status: str = "#copy-status .copy-msg") -> str:
+    """JS that saves its one input (a text) as `filename` and says so in the `status` element."""
     import json
 
-    return _DOWNLOAD_JS.replace("__NAME__", json.dumps(filename))
+    return _DOWNLOAD_JS.replace("__NAME__", json.dumps(filename)).replace("__STATUS__", json.dumps(status))
