@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ from ui.engine_holder import N_EXAMPLES, EngineHolder
 from ui.handlers import MODES, PLACEHOLDERS, TASKS, Handlers
 from ui.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
 from ui.session import Session
+
+log = logging.getLogger("ui")
 
 if TYPE_CHECKING:  # importing the engine takes seconds (llama-index, chroma): only the loader does
     from rag.answer import Engine
@@ -503,17 +506,32 @@ def launch(
 
 
 def load_engine(
-    settings: Settings, *, ingest_seeds: bool = False, report: Callable[[str], None] | None = None
+    settings: Settings,
+    *,
+    ingest_seeds: bool = False,
+    report: Callable[[str], None] | None = None,
+    conference: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> Engine:
     """Build the engine from settings and load its models now (not on the first question).
 
-    With `ingest_seeds`, an empty index is first filled with the seed abstracts.
+    With `conference`, the bundled ICLR 2025 submissions are indexed first unless the index holds them
+    (`on_progress(done, total)` per block of chunks; the terminal keeps its progress bar). With
+    `ingest_seeds`, an empty index is first filled with the seed abstracts.
     """
     report = report or (lambda msg: None)
     from rag.answer import Engine
 
     report("Loading the embedding model and the index…")
     engine = Engine(settings)
+    if conference:
+        from rag.catalog import holds_conference, ingest_conference
+
+        if not holds_conference(engine.index):
+            report("Indexing the 11,672 ICLR 2025 submissions (first start only; later starts skip them)…")
+            rep = ingest_conference(engine.index, engine.embedder, progress=True, on_progress=on_progress)
+            engine.retriever.refresh()
+            log.info("%s papers indexed (%s chunks embedded) in %.0fs", rep.papers, rep.added, rep.seconds)
     if ingest_seeds and engine.index.count() == 0:  # checked here too, to say so on the page
         report("Indexing the seed abstracts (first start only)…")
         engine.ingest_if_empty()
@@ -531,8 +549,10 @@ def serve(
     auth: str | None = None,
     block: bool = True,
     insecure_no_auth: bool = False,
+    conference: bool = False,
 ) -> gr.Blocks:
-    """`rag serve`: the page comes up at once and says "loading" while the engine loads.
+    """`rag serve`: the page comes up at once and says "loading" while the engine loads (and, with
+    `conference`, while the bundled submissions are indexed: the banner counts the chunks).
 
     Auth comes from `auth`, else `settings.auth` (RAG_AUTH), as USER:PASS.
     """
@@ -542,10 +562,18 @@ def serve(
     check_host(host, parse_auth(auth or ""), insecure_no_auth)  # before anything loads
     holder = EngineHolder(
         default_profile=settings.llm,
-        loader=lambda: load_engine(settings, ingest_seeds=ingest_seeds, report=holder.set_progress),
+        loader=lambda: load_engine(
+            settings,
+            ingest_seeds=ingest_seeds,
+            report=holder.set_progress,
+            conference=conference,
+            on_progress=holder.set_index_progress,
+        ),
     )
     holder.start()
-    demo = build_app(holder, default_top_k=settings.top_k, default_mode=settings.mode)
+    demo = build_app(
+        holder, default_top_k=settings.top_k, default_mode=settings.mode, page_size=settings.find_page_size
+    )
     start(
         demo,
         host=host,

@@ -218,6 +218,49 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
 #copy-row { gap: 8px; flex-wrap: wrap; }
 
 /* touch screens and narrow windows: bigger targets, composer always in view, the chat scrolls */
+/* what is indexed, indexing progress, filters in the chat */
+#indexed .indexed { margin: 2px 2px 0 2px; color: var(--muted); font-size: 0.88rem; }
+#indexed .indexed strong { color: var(--ink); font-weight: 600; }
+.index-progress { display: inline-flex; align-items: center; gap: 6px; margin-left: 6px; }
+.index-progress progress { width: 120px; height: 10px; accent-color: var(--load-fg); }
+.filter-tag { display: inline-block; font-size: 0.8rem; color: var(--muted); border: 1px solid var(--line);
+              border-radius: 999px; padding: 1px 8px; margin-bottom: 6px; }
+.list-more { margin-top: 8px; font-size: 0.88rem; color: var(--muted); }
+
+/* Find papers */
+#find-summary .find-note { color: var(--ink); font-size: 0.95rem; padding: 4px 2px; }
+#find-summary .find-error { color: var(--err-fg); background: var(--err-bg); border: 1px solid var(--err-line);
+                            border-radius: 8px; padding: 8px 12px; font-size: 0.92rem; }
+#find-chips { gap: 6px !important; flex-wrap: wrap; }
+#find-chips button.filter-chip { border-radius: 999px !important; }
+.find-table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 10px; background: var(--card); }
+.find-table-wrap:focus-visible, #find-table a:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+table.find-table { border-collapse: collapse; width: 100%; font-size: 0.88rem; color: var(--ink); }
+table.find-table caption { text-align: left; padding: 8px 10px; color: var(--muted); font-size: 0.85rem; }
+table.find-table th, table.find-table td { padding: 7px 10px; border-top: 1px solid var(--line);
+                                            text-align: left; vertical-align: top; }
+table.find-table thead th { background: var(--panel); font-weight: 600; white-space: nowrap; }
+table.find-table td.title { font-weight: 600; min-width: 14em; }
+table.find-table td.title a { color: var(--chip); }
+table.find-table td.quote { color: var(--muted); min-width: 18em; }
+table.find-table td.n, table.find-table td.score { color: var(--muted); font-variant-numeric: tabular-nums; }
+.find-charts { display: flex; flex-direction: column; gap: 14px; }
+table.bar-chart { width: 100%; border-collapse: collapse; font-size: 0.85rem; color: var(--ink); }
+table.bar-chart caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+table.bar-chart thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+table.bar-chart th[scope=row] { font-weight: 400; text-align: left; padding: 3px 8px 3px 0; width: 45%;
+                                overflow-wrap: anywhere; }
+table.bar-chart td.bar-cell { width: 40%; padding: 3px 0; }
+table.bar-chart .bar { display: block; height: 12px; border-radius: 3px; background: var(--chip); }
+table.bar-chart.by-area .bar { background: var(--primary); }
+table.bar-chart td.count { text-align: right; padding-left: 8px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.bar-chart .pct { color: var(--muted); }
+#find-export-status .copy-msg { color: var(--muted); font-size: 0.85rem; }
+@media (max-width: 640px) {
+  table.find-table td.title { min-width: 10em; }
+  table.find-table td.quote { min-width: 13em; }
+}
+
 @media (pointer: coarse), (max-width: 640px) {
   .cite-chip { min-width: 24px; min-height: 24px; line-height: 22px; font-size: 0.8em; vertical-align: 0.05em; margin: 0 2px; }
 }
