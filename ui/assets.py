@@ -167,8 +167,8 @@ footer { display: none !important; }
 #question textarea::placeholder { color: var(--muted) !important; opacity: 1; }
 #hint:not(:has(.hint)) { display: none !important; }
 .hint { font-size: 0.86rem; color: var(--warn-fg); padding: 2px 4px; }
-#send:not([disabled]) { background: var(--primary) !important; color: #fff !important; border-color: var(--primary) !important; }
-#send:not([disabled]):hover { background: var(--primary-hover) !important; }
+#send:not([disabled]), #find-btn { background: var(--primary) !important; color: #fff !important; border-color: var(--primary) !important; }
+#send:not([disabled]):hover, #find-btn:hover { background: var(--primary-hover) !important; }
 #stop { background: var(--err-bg) !important; color: var(--err-fg) !important; border: 1px solid var(--err-line) !important; }
 #examples { display: grid !important; grid-template-columns: 1fr 1fr; gap: 8px; }
 #examples > .block { grid-column: 1 / -1; }
@@ -227,10 +227,26 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
               border-radius: 999px; padding: 1px 8px; margin-bottom: 6px; }
 .list-more { margin-top: 8px; font-size: 0.88rem; color: var(--muted); }
 
+/* tabs: Ask | Find papers */
+#tabs button[role="tab"] { color: var(--muted) !important; font-weight: 600; }
+#tabs button[role="tab"][aria-selected="true"] { color: var(--ink) !important; }
+#tabs button[role="tab"]:focus-visible { outline: 3px solid var(--focus) !important; outline-offset: 2px; }
+
 /* Find papers */
 #find-summary .find-note { color: var(--ink); font-size: 0.95rem; padding: 4px 2px; }
 #find-summary .find-error { color: var(--err-fg); background: var(--err-bg); border: 1px solid var(--err-line);
                             border-radius: 8px; padding: 8px 12px; font-size: 0.92rem; }
+#find-results > div { min-width: 0 !important; }
+@media (max-width: 900px) {
+  #find-results { flex-direction: column !important; }
+  #find-results > div { width: 100% !important; }
+  #find-controls { flex-wrap: wrap !important; }
+  .find-table-wrap { max-width: calc(100vw - 40px); }
+  #tab-find .row { flex-wrap: wrap !important; }
+  #tab-find .row > * { min-width: 0 !important; max-width: 100% !important; }
+  #find-pager > button, #find-exports > button { flex: 1 1 28% !important; }
+  #tab-find, #find-results, #find-table { min-width: 0 !important; max-width: 100% !important; }
+}
 #find-chips { gap: 6px !important; flex-wrap: wrap; }
 #find-chips button.filter-chip { border-radius: 999px !important; }
 .find-table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 10px; background: var(--card); }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 from rag import export
@@ -39,6 +40,9 @@ def with_detected(topic: str, filters: Filters) -> tuple[str, Filters, tuple[str
     taken = tuple(k for k in ("decision", "author") if getattr(found, k) and not getattr(filters, k))
     if not taken:
         return topic, filters, ()
+    cleaned = re.sub(
+        r"^(?:papers?|submissions?|works?)\s+(?:about|on|in|for|using|with)\s+", "", cleaned, flags=re.I
+    )
     merged = Filters(
         *(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS)  # type: ignore[arg-type]
     )
