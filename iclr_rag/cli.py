@@ -392,29 +392,22 @@ def serve(
 
     s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
     check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
-    if conference:  # before the UI starts: the terminal shows the progress bar of a first start
+    if conference:  # its own collection; the page starts at once and its loader indexes it
         s = for_conference(s, explicit=collection_flag(s))
-        _ensure_conference(s)
     elif not ingest_seeds:
         _open_index(s)
     from ui.app import serve as serve_ui
 
-    serve_ui(s, host=host, port=port, ingest_seeds=ingest_seeds, insecure_no_auth=insecure_no_auth)
-
-
-def _ensure_conference(s: Settings) -> None:
-    from rag.catalog import holds_conference, ingest_conference
-    from rag.index import Index
-    from rag.models import get_embedder
-
-    index = Index(s)
-    if holds_conference(index):
-        return
-    typer.echo(
-        "Indexing the 11,672 ICLR 2025 submissions (first start only; later starts skip them)…", err=True
+    # With --conference the page comes up at once; a first start indexes the submissions in the
+    # engine loader, the page's banner counting the chunks (and the terminal showing its bar).
+    serve_ui(
+        s,
+        host=host,
+        port=port,
+        ingest_seeds=ingest_seeds and not conference,
+        insecure_no_auth=insecure_no_auth,
+        conference=conference,
     )
-    rep = ingest_conference(index, get_embedder(s), progress=True)
-    typer.echo(f"{rep.papers} papers indexed ({rep.added} chunks embedded) in {rep.seconds:.0f}s", err=True)
 
 
 @app.command("list")

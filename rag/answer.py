@@ -199,7 +199,7 @@ class Engine:
             if score < s.list_min_answerability:
                 yield refusal(prompts.NO_MATCH_REASON)
                 return
-            yield from self._list(question, query, evset, timings, t0, refusal)
+            yield from self._list(question, query, evset, timings, t0, refusal, filters)
             return
         allowed = self.focus(query, evset, s.context_papers)
         if kind == "compare" and len(allowed) > 1:
@@ -207,10 +207,15 @@ class Engine:
             return
         yield from self._explain(question, query, evset.restrict(allowed), score, timings, t0, refusal, kind)
 
-    def _list(self, question, query, evset: EvidenceSet, timings, t0, refusal) -> Iterator:
-        """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]."""
+    def _list(self, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None) -> Iterator:
+        """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]. Asked for
+        papers over a large index (`list_lister_min_papers`), the lister finds them all: the answer says
+        how many and quotes the first `list_max` (`Answer.listed` is the count)."""
         s = self.settings
         many = wants_many(question)
+        if many and len(self.retriever.bm25().papers) >= s.list_lister_min_papers:
+            yield from self._complete_list(question, query, timings, t0, refusal, filters)
+            return
         cut = s.list_cut if many else s.list_single_cut
         top = evset.max_score
         keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
@@ -234,6 +239,51 @@ class Engine:
             standalone_question=query,
             timings=timings,
             shape="list",
+        )
+
+    def _complete_list(self, question, query, timings, t0, refusal, filters=None) -> Iterator:
+        """Over a large index the lister finds every matching paper: the answer says how many and
+        quotes the first `list_max` (`Answer.listed` is the count)."""
+        from rag.lister import list_papers
+        from rag.types import Citation, Sentence
+
+        s = self.settings
+        f = self.retriever.filters if filters is None else filters
+        found = list_papers(self.retriever, query, f).papers
+        if not found:
+            yield refusal(prompts.NO_MATCH_REASON)
+            return
+        first = found[: s.list_max]
+        header = (
+            f"{len(found)} indexed papers match; the {len(first)} closest:"
+            if len(found) > len(first)
+            else (f"{len(found)} indexed papers match:" if len(found) != 1 else "1 indexed paper matches:")
+        )
+        lines, sentences, citations = [], [], []
+        for n, x in enumerate(first, start=1):
+            start = x.paper.text.find(x.quote)
+            line = f"{x.paper.label}: {x.quote.strip()}"
+            lines.append(f"{line} [{n}]")
+            sentences.append(Sentence(line, [n], True, round(x.score, 4)))
+            span = (start, start + len(x.quote))
+            p = x.paper
+            citations.append(Citation(n, p.paper_id, p.title, p.source_file, p.index, x.quote, *span, [span]))
+        yield header + "\n"
+        for line in lines:
+            yield line + "\n"
+        timings["generate_s"] = 0.0
+        timings["total_s"] = time.perf_counter() - t0
+        hits = [Hit(x.paper, x.score) for x in first]
+        yield Answer(
+            question,
+            "\n".join([header, *lines]),
+            citations,
+            sentences,
+            hits,
+            standalone_question=query,
+            timings=timings,
+            shape="list",
+            listed=len(found),
         )
 
     def _compare(self, question, query, evset: EvidenceSet, timings, t0) -> Iterator:

@@ -125,6 +125,11 @@ class GroundingSettings(BaseModel):
     list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
     list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
+    list_lister_min_papers: int = D(
+        1000,
+        "List answers asking for papers: from this many indexed papers on, the lister (`rag list`) finds them "
+        "all; the answer gives the count and the first list_max.",
+    )
     extract_sentences: int = D(3, "Sentences in an extractive answer.")
     extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
     max_question_chars: int = D(4000, "Longest question accepted.")
@@ -177,6 +182,7 @@ class ServingSettings(BaseModel):
     queue_size: int = D(16, "Requests waiting in the UI queue.")
     concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
     example_count: int = D(5, "Example questions shown on the first page.")
+    find_page_size: int = D(20, "Find papers: rows per page of the result table.")
     upload_max_bytes: int = D(
         1_000_000, "Largest file accepted by /gradio_api/upload (the page has no upload)."
     )

@@ -100,6 +100,7 @@ class Answer:
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )
     timings: dict[str, float] = field(default_factory=dict)
+    listed: int | None = None  # list answers from the lister: how many papers match in all
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +114,7 @@ class Answer:
             "refusal_reason": self.refusal_reason,
             "shape": self.shape,
             "standalone_question": self.standalone_question,
+            "listed": self.listed,
             "retrieved": [
                 {
                     "paper_id": h.paper.paper_id,

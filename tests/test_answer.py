@@ -44,6 +44,7 @@ def test_json_shape(seed_engine, fake_llm):
         "refusal_reason",
         "shape",
         "standalone_question",
+        "listed",
         "retrieved",
         "sentences",
         "timings",

@@ -157,6 +157,7 @@ class Call:
     mode: str | None
     task: str
     llm: str
+    filters: object = None
 
 
 class FakeEngine:
@@ -267,7 +268,7 @@ class FakeEngine:
         total = sum(s for s, _ in scored) or 1.0
         return [Hit(paper=p, score=round((s + 0.01) / (total + 0.01), 4)) for s, p in scored[:top_k]]
 
-    def stream(self, question, history=None, *, top_k=None, mode=None, task="answer"):
+    def stream(self, question, history=None, *, top_k=None, mode=None, task="answer", filters=None):
         question = (question or "").strip()
         if not question:
             raise UserError("Please type a question.")
@@ -280,21 +281,23 @@ class FakeEngine:
         history = [dict(m) for m in (history or [])]
         shared = self._shared
         with shared["lock"]:
-            shared["calls"].append(Call(question, history, top_k, mode, task, self.llm_profile))
+            shared["calls"].append(Call(question, history, top_k, mode, task, self.llm_profile, filters))
             shared["active"] += 1
             shared["max_active"] = max(shared["max_active"], shared["active"])
         try:
-            yield from self._stream(question, history, top_k or 5, mode, task)
+            yield from self._stream(question, history, top_k or 5, mode, task, filters)
         finally:
             with shared["lock"]:
                 shared["active"] -= 1
 
-    def _stream(self, question, history, top_k, mode, task):
+    def _stream(self, question, history, top_k, mode, task, filters=None):
         t0 = time.perf_counter()
         # "condense": a follow-up borrows the words of the previous user question
         prev = [m["content"] for m in history if m["role"] == "user"]
         query = question + (" " + prev[-1] if prev else "")
         hits = self.retrieve(query, top_k, mode)
+        if filters:
+            hits = [h for h in hits if filters.matches(h.paper)]
         if self.announce_hits:
             yield list(hits)
         if "explode" in question.lower():

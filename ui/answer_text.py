@@ -17,6 +17,15 @@ _TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*\[{_NUMBERS}\])+")
 NOT_FOUND = "not found in the sources"
 REFUSAL = "The indexed abstracts don't answer this question."
 
+
+def refusal_text(indexed: str | None = None) -> str:
+    """The refusal headline, naming what is indexed: "The 38 seed abstracts don't answer this question."."""
+    if not indexed or indexed == "nothing indexed":
+        return REFUSAL
+    verb = "doesn't" if indexed.startswith("1 ") else "don't"
+    return f"The {indexed} {verb} answer this question."
+
+
 Segment = tuple[str, bool | None, list[int]]  # (text, supported, citation numbers)
 
 
@@ -84,9 +93,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def answer_markdown(answer: Answer) -> str:
+def answer_markdown(answer: Answer, indexed: str | None = None) -> str:
     """The answer as Markdown with a numbered reference list, for copying elsewhere (the renderer
-    the chat export, `rag summarize --markdown` and `rag list` share: rag/export.py)."""
+    the chat export, `rag summarize --markdown` and `rag list` share: rag/export.py). `indexed`
+    names the corpus in a refusal ("The 38 seed abstracts don't answer …")."""
     from rag.export import answer_markdown as render_answers
 
-    return render_answers([answer], chat=False)
+    md = render_answers([answer], chat=False)
+    return md.replace(REFUSAL, refusal_text(indexed), 1) if answer.refused and indexed else md

@@ -167,8 +167,8 @@ footer { display: none !important; }
 #question textarea::placeholder { color: var(--muted) !important; opacity: 1; }
 #hint:not(:has(.hint)) { display: none !important; }
 .hint { font-size: 0.86rem; color: var(--warn-fg); padding: 2px 4px; }
-#send:not([disabled]) { background: var(--primary) !important; color: #fff !important; border-color: var(--primary) !important; }
-#send:not([disabled]):hover { background: var(--primary-hover) !important; }
+#send:not([disabled]), #find-btn { background: var(--primary) !important; color: #fff !important; border-color: var(--primary) !important; }
+#send:not([disabled]):hover, #find-btn:hover { background: var(--primary-hover) !important; }
 #stop { background: var(--err-bg) !important; color: var(--err-fg) !important; border: 1px solid var(--err-line) !important; }
 #examples { display: grid !important; grid-template-columns: 1fr 1fr; gap: 8px; }
 #examples > .block { grid-column: 1 / -1; }
@@ -218,6 +218,65 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
 #copy-row { gap: 8px; flex-wrap: wrap; }
 
 /* touch screens and narrow windows: bigger targets, composer always in view, the chat scrolls */
+/* what is indexed, indexing progress, filters in the chat */
+#indexed .indexed { margin: 2px 2px 0 2px; color: var(--muted); font-size: 0.88rem; }
+#indexed .indexed strong { color: var(--ink); font-weight: 600; }
+.index-progress { display: inline-flex; align-items: center; gap: 6px; margin-left: 6px; }
+.index-progress progress { width: 120px; height: 10px; accent-color: var(--load-fg); }
+.filter-tag { display: inline-block; font-size: 0.8rem; color: var(--muted); border: 1px solid var(--line);
+              border-radius: 999px; padding: 1px 8px; margin-bottom: 6px; }
+.list-more { margin-top: 8px; font-size: 0.88rem; color: var(--muted); }
+
+/* tabs: Ask | Find papers */
+#tabs button[role="tab"] { color: var(--muted) !important; font-weight: 600; }
+#tabs button[role="tab"][aria-selected="true"] { color: var(--ink) !important; }
+#tabs button[role="tab"]:focus-visible { outline: 3px solid var(--focus) !important; outline-offset: 2px; }
+
+/* Find papers */
+#find-summary .find-note { color: var(--ink); font-size: 0.95rem; padding: 4px 2px; }
+#find-summary .find-error { color: var(--err-fg); background: var(--err-bg); border: 1px solid var(--err-line);
+                            border-radius: 8px; padding: 8px 12px; font-size: 0.92rem; }
+#find-results > div { min-width: 0 !important; }
+@media (max-width: 900px) {
+  #find-results { flex-direction: column !important; }
+  #find-results > div { width: 100% !important; }
+  #find-controls { flex-wrap: wrap !important; }
+  .find-table-wrap { max-width: calc(100vw - 40px); }
+  #tab-find .row { flex-wrap: wrap !important; }
+  #tab-find .row > * { min-width: 0 !important; max-width: 100% !important; }
+  #find-pager > button, #find-exports > button { flex: 1 1 28% !important; }
+  #tab-find, #find-results, #find-table { min-width: 0 !important; max-width: 100% !important; }
+}
+#find-chips { gap: 6px !important; flex-wrap: wrap; }
+#find-chips button.filter-chip { border-radius: 999px !important; }
+.find-table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 10px; background: var(--card); }
+.find-table-wrap:focus-visible, #find-table a:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+table.find-table { border-collapse: collapse; width: 100%; font-size: 0.88rem; color: var(--ink); }
+table.find-table caption { text-align: left; padding: 8px 10px; color: var(--muted); font-size: 0.85rem; }
+table.find-table th, table.find-table td { padding: 7px 10px; border-top: 1px solid var(--line);
+                                            text-align: left; vertical-align: top; }
+table.find-table thead th { background: var(--panel); font-weight: 600; white-space: nowrap; }
+table.find-table td.title { font-weight: 600; min-width: 14em; }
+table.find-table td.title a { color: var(--chip); }
+table.find-table td.quote { color: var(--muted); min-width: 18em; }
+table.find-table td.n, table.find-table td.score { color: var(--muted); font-variant-numeric: tabular-nums; }
+.find-charts { display: flex; flex-direction: column; gap: 14px; }
+table.bar-chart { width: 100%; border-collapse: collapse; font-size: 0.85rem; color: var(--ink); }
+table.bar-chart caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+table.bar-chart thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+table.bar-chart th[scope=row] { font-weight: 400; text-align: left; padding: 3px 8px 3px 0; width: 45%;
+                                overflow-wrap: anywhere; }
+table.bar-chart td.bar-cell { width: 40%; padding: 3px 0; }
+table.bar-chart .bar { display: block; height: 12px; border-radius: 3px; background: var(--chip); }
+table.bar-chart.by-area .bar { background: var(--primary); }
+table.bar-chart td.count { text-align: right; padding-left: 8px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.bar-chart .pct { color: var(--muted); }
+#find-export-status .copy-msg { color: var(--muted); font-size: 0.85rem; }
+@media (max-width: 640px) {
+  table.find-table td.title { min-width: 10em; }
+  table.find-table td.quote { min-width: 13em; }
+}
+
 @media (pointer: coarse), (max-width: 640px) {
   .cite-chip { min-width: 24px; min-height: 24px; line-height: 22px; font-size: 0.8em; vertical-align: 0.05em; margin: 0 2px; }
 }
@@ -470,15 +529,15 @@ _DOWNLOAD_JS = r"""
     a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
     a.download = name; document.body.appendChild(a); a.click();
     setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-    var s = document.querySelector('#copy-status .copy-msg'); if (s) s.textContent = 'Saved ' + name + '.';
+    var s = document.querySelector(__STATUS__); if (s) s.textContent = 'Saved ' + name + '.';
   }
   return [];
 }
 """
 
 
-def download_js(filename: str) -> str:
-    """JS that saves its one input (a text) as `filename`."""
+def download_js(filename: str, status: str = "#copy-status .copy-msg") -> str:
+    """JS that saves its one input (a text) as `filename` and says so in the `status` element."""
     import json
 
-    return _DOWNLOAD_JS.replace("__NAME__", json.dumps(filename))
+    return _DOWNLOAD_JS.replace("__NAME__", json.dumps(filename)).replace("__STATUS__", json.dumps(status))

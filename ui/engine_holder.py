@@ -44,6 +44,8 @@ class EngineHolder:
         self._examples: list[str] | None = None
         self._default_profile = default_profile
         self.progress: str | None = None
+        self.index_progress: tuple[int, int] | None = None  # (chunks done, total) while indexing
+        self._indexed: dict | None = None
         if engine is not None:
             self._on_loaded(engine)
 
@@ -56,6 +58,31 @@ class EngineHolder:
     def set_progress(self, message: str) -> None:
         """Loaders call this to say what they are doing; the page shows it."""
         self.progress = message
+
+    def set_index_progress(self, done: int, total: int) -> None:
+        """`ingest(on_progress=...)`: chunks embedded so far of `total`; the banner shows it."""
+        self.index_progress = (int(done), int(total))
+
+    def indexed(self) -> dict:
+        """What the engine searches: {"what": "38 seed abstracts", "papers": {id: Paper}, "areas": [...]};
+        empty until ready (read once: the page's index does not change while it serves)."""
+        if self.state != "ready":
+            return {}
+        if self._indexed is None:
+            from rag.catalog import describe_indexed
+            from ui.find import areas
+
+            eng = self.engine
+            try:
+                if hasattr(eng, "retriever"):
+                    papers = eng.retriever.bm25().papers
+                else:  # an engine without a retriever (tests' fakes) may hold its papers
+                    papers = {p.paper_id: p for p in getattr(eng, "papers", [])}
+                self._indexed = {"what": describe_indexed(papers), "papers": papers, "areas": areas(papers)}
+            except Exception:  # noqa: BLE001 - the page works without saying it
+                log.exception("describing the index failed")
+                self._indexed = {}
+        return self._indexed
 
     def start(self) -> EngineHolder:
         """Start loading in a background thread (no-op when already loaded or loading)."""

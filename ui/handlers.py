@@ -15,9 +15,10 @@ import gradio as gr
 
 from rag import export
 from rag.errors import UserError
+from rag.filters import filters_from_question
 from rag.hygiene import clean_question
 from rag.types import Answer, Hit
-from ui import render
+from ui import find, render
 from ui.engine_holder import EngineHolder
 from ui.session import Session, Turn
 
@@ -89,13 +90,26 @@ class Handlers:
             return render.render_status(
                 "loading",
                 (holder.progress or "Loading the models…") + " You can type your question meanwhile.",
+                holder.index_progress,
             )
         if holder.state == "error":
             return render.render_status("error", self._start_failure())
         return render.render_status("ready", f"Ready · model {profile or holder.default_profile}")
 
+    def indexed_html(self) -> str:
+        """The line under the title: what is searched ("38 seed abstracts")."""
+        what = self.holder.indexed().get("what")
+        if not what:
+            return '<p id="indexed-line" class="indexed">Loading the index…</p>'
+        return f'<p id="indexed-line" class="indexed">Searching <strong>{render.esc(what)}</strong>.</p>'
+
+    def area_choices(self):
+        """The primary-area dropdowns: "any" and every area of the indexed papers."""
+        return gr.update(choices=[find.ANY, *self.holder.indexed().get("areas", [])])
+
     def poll_status(self, session: Session):
-        """Status banner, submit button, example questions; stops polling once settled."""
+        """Status banner, submit button, example questions, what is indexed and the area dropdowns;
+        stops polling once settled."""
         st = self.holder.state
         exs = self.holder.examples(self.n_examples) if st == "ready" else []
         show_ex = st == "ready" and bool(exs) and not session.turns
@@ -109,6 +123,9 @@ class Handlers:
             gr.Timer(active=st == "loading"),
             gr.update(visible=show_ex),
             *btns,
+            self.indexed_html(),
+            self.area_choices(),
+            self.area_choices(),
         )
 
     def _queue(self, session: Session, text: str, task: str) -> None:
@@ -146,10 +163,22 @@ class Handlers:
             *controls(True),
         )
 
-    def stream_answer(self, session: Session, top_k: float, mode: str, profile: str, show_scores: bool):
-        """Step 2 (serialized on the LLM): stream the pending question's answer.
+    def stream_answer(
+        self,
+        session: Session,
+        top_k: float,
+        mode: str,
+        profile: str,
+        show_scores: bool,
+        decision: str | None = None,
+        area: str | None = None,
+        author: str | None = None,
+    ):
+        """Step 2 (serialized on the LLM): stream the pending question's answer, retrieving only papers
+        that pass the filter controls (else a decision or author named in the question).
         Outputs: chat, sources, session, answer_json, question, Ask, Stop."""
         skip = gr.skip()
+        session.filters = (decision, area, author)
         for out in self._run_pending(session, top_k, mode, profile, show_scores):
             yield *out, skip, skip
         yield skip, skip, skip, skip, skip, *controls(session.busy)
@@ -232,12 +261,21 @@ class Handlers:
                 eng = holder.for_profile(profile)
                 turn.note = None
                 history = [dict(m) for m in session.history]
+                question, filters = turn.question, find.filters_of(*session.filters)
+                if not filters:  # "orals about X", "papers by NAME": the question filters
+                    found, cleaned = filters_from_question(question)
+                    if found:
+                        question, filters = cleaned, found
+                turn.filters = filters.describe()
+                turn.filter_values = (filters.decision, filters.area, filters.author)
+                extra = {"filters": filters} if filters else {}  # per request: the engine's default stays
                 stream = eng.stream(
-                    turn.question,
+                    question,
                     history,
                     top_k=int(top_k) if top_k else None,
                     mode=mode or None,
                     task=turn.task,
+                    **extra,
                 )
                 with contextlib.closing(stream):  # runs the engine's cleanup once its Answer is in
                     last = 0.0
@@ -270,6 +308,7 @@ class Handlers:
                 if turn.answer is None:
                     raise RuntimeError("the engine finished without an answer")
                 turn.status = "done"
+                turn.indexed = holder.indexed().get("what")
                 if session.epoch == epoch:
                     session.history += [
                         {"role": "user", "content": turn.question},
@@ -285,7 +324,7 @@ class Handlers:
             return
         data = turn.answer.to_json() if turn.answer is not None else None
         if data is not None:
-            data["markdown"] = render.answer_markdown(turn.answer)
+            data["markdown"] = render.answer_markdown(turn.answer, turn.indexed)
         yield _chat(session), self.rerender_sources(session, show_scores), session, data, restore
 
     def new_chat(self, session: Session):
@@ -361,3 +400,88 @@ class Handlers:
                 )
                 return
         yield self.status_html(profile)
+
+    # ------------------------------------------------------------ the list behind a chat answer
+    @staticmethod
+    def see_all_button(session: Session):
+        """ "See all N in Find papers" under the chat when the latest answer listed only the first N."""
+        t = next((t for t in reversed(session.turns) if t.status == "done" and t.answer), None)
+        a = t.answer if t else None
+        if a is None or not a.listed or a.listed <= len(a.citations):
+            return gr.update(visible=False)
+        return gr.update(visible=True, value=f"See all {a.listed:,} papers in Find papers")
+
+    @staticmethod
+    def see_all(session: Session):
+        """The latest list answer's topic and filters, into the Find-papers controls (then `find` runs).
+        Outputs: tabs, topic, decision, area, author."""
+        t = next(
+            (t for t in reversed(session.turns) if t.status == "done" and t.answer and t.answer.listed), None
+        )
+        if t is None:
+            return (gr.skip(),) * 5
+        decision, area, author = t.filter_values
+        return (
+            gr.Tabs(selected="find"),
+            t.answer.standalone_question or t.question,
+            decision or find.ANY,
+            area or find.ANY,
+            author or "",
+        )
+
+    # ------------------------------------------------------------ Find papers
+    def _retriever(self):
+        holder = self.holder
+        if holder.state == "loading":
+            raise UserError("The index is still loading; try again in a moment.")
+        if holder.state == "error":
+            raise UserError(self._start_failure())
+        retriever = getattr(holder.engine, "retriever", None)
+        if retriever is None:
+            raise UserError("This engine cannot list papers.")
+        return retriever
+
+    def find_papers(self, topic: str, decision: str, area: str, author: str, page_size: int):
+        """Find papers: run the lister. Outputs: state, topic, decision, author, then `find_view`'s."""
+        try:
+            found = find.find(self._retriever(), topic, decision, area, author)
+        except UserError as e:
+            found = find.Found(topic=topic or "", error=str(e))
+        f = found.filters
+        return (
+            found,
+            found.topic if found.detected else gr.skip(),
+            (f.decision or find.ANY) if "decision" in found.detected else gr.skip(),
+            (f.author or "") if "author" in found.detected else gr.skip(),
+            *self.find_view(found, page_size),
+        )
+
+    @staticmethod
+    def find_view(found, page_size: int):
+        """summary, table, chart, 3 filter chips, previous, page label, next."""
+        chips = find.chip_labels(found)
+        pages = found.pages(page_size) if found else 1
+        page = found.page if found else 0
+        has_rows = bool(found and found.result and found.result.papers)
+        return (
+            find.render_summary(found),
+            find.render_table(found, page_size),
+            find.render_chart(found),
+            *(gr.update(visible=bool(chips[k]), value=chips[k] or "") for k in find.FIELDS),
+            gr.update(visible=pages > 1, interactive=page > 0),
+            gr.update(visible=pages > 1, value=f"Page {page + 1} of {pages}"),
+            gr.update(visible=pages > 1, interactive=page + 1 < pages),
+            *(gr.update(interactive=has_rows) for _ in range(3)),
+        )
+
+    def find_page(self, found, delta: int, page_size: int):
+        """Previous / next page. Outputs: state, then `find_view`'s."""
+        if found is None:
+            return None, *self.find_view(None, page_size)
+        found.page = min(max(0, found.page + delta), found.pages(page_size) - 1)
+        return found, *self.find_view(found, page_size)
+
+    @staticmethod
+    def find_export(found, kind: str):
+        """The whole list as CSV, Markdown or BibTeX, for the page to save (built here, locally)."""
+        return find.export_text(found, kind)

@@ -20,6 +20,7 @@ from ui.answer_text import (
     answer_markdown,
     citation_labels,
     marker_numbers,
+    refusal_text,
     segments,
 )
 from ui.safe_html import citation_spans, esc, highlight, merge_spans, safe_url
@@ -87,8 +88,10 @@ def render_inline(
     return "".join(out).replace("\n", "<br>")
 
 
-def _refusal_body(answer: Answer, turn: int, valid: set[int], labels: dict[int, str]) -> str:
-    parts = [f'<div class="refusal"><strong>{esc(REFUSAL)}</strong>']
+def _refusal_body(
+    answer: Answer, turn: int, valid: set[int], labels: dict[int, str], indexed: str | None = None
+) -> str:
+    parts = [f'<div class="refusal"><strong>{esc(refusal_text(indexed))}</strong>']
     if answer.retrieved:
         parts.append(
             '<div class="refusal-related">The closest papers are listed under '
@@ -110,12 +113,13 @@ def _refusal_body(answer: Answer, turn: int, valid: set[int], labels: dict[int, 
     return "".join(parts)
 
 
-def render_answer_body(answer: Answer, turn: int) -> str:
-    """The assistant message for a final Answer: chips, dimmed unsupported sentences."""
+def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) -> str:
+    """The assistant message for a final Answer: chips, dimmed unsupported sentences. `indexed`
+    ("38 seed abstracts") names what a refusal searched."""
     valid = {c.n for c in answer.citations}
     labels = citation_labels(answer)
     if answer.refused:
-        return _refusal_body(answer, turn, valid, labels)
+        return _refusal_body(answer, turn, valid, labels, indexed)
 
     body: list[str] = []
     for seg_text, supported, cites in segments(answer):
@@ -161,11 +165,18 @@ def draft_text(text: str) -> str:
 def _turn(t: Turn, turn: int) -> str:
     """One user message and its assistant reply."""
     mode_tag = '<span class="mode-tag">Summarize</span>' if t.task == "summarize" else ""
+    filt = f'<div class="filter-tag">Only {esc(t.filters)}</div>' if t.filters else ""
     user = f'<div class="msg user"><div class="bubble">{mode_tag}{esc(t.question)}</div></div>'
     if t.status == "error":
         bot = f'<div class="bubble error" role="alert">{esc(t.error or "Something went wrong.")}</div>'
     elif t.answer is not None and t.status == "done":
-        bot = f'<div class="bubble">{render_answer_body(t.answer, turn)}</div>'
+        listed = ""
+        if t.answer.listed and t.answer.listed > len(t.answer.citations):
+            listed = (
+                f'<div class="list-more">Showing {len(t.answer.citations)} of {t.answer.listed:,} matching '
+                "papers: <em>See all in Find papers</em> (below the chat) lists every one.</div>"
+            )
+        bot = f'<div class="bubble">{filt}{render_answer_body(t.answer, turn, t.indexed)}{listed}</div>'
     elif t.status == "stopped":
         text = draft_text(t.text).strip()
         body = f'<div class="answer-text stopped-text">{esc(text)}</div>' if text else ""
@@ -201,7 +212,15 @@ def render_chat(turns: Sequence[Turn]) -> str:
     return '<div class="chat-log">' + "".join(_turn(t, i) for i, t in enumerate(turns)) + "</div>"
 
 
-def render_status(kind: str, message: str) -> str:
-    """A status banner: kind in {loading, ready, error}."""
+def render_status(kind: str, message: str, progress: tuple[int, int] | None = None) -> str:
+    """A status banner: kind in {loading, ready, error}; `progress` (done, total chunks) while indexing."""
     spinner = '<span class="spinner"></span>' if kind == "loading" else ""
-    return f'<div class="status-banner {esc(kind)}" role="status">{spinner}{esc(message)}</div>'
+    bar = ""
+    if progress and progress[1] > 0:
+        done, total = min(progress[0], progress[1]), progress[1]
+        label = f"Indexing: {done:,} / {total:,} chunks ({100 * done / total:.0f}%)"
+        bar = (
+            f'<div class="index-progress"><progress max="{total}" value="{done}" aria-label="Indexing progress">'
+            f"</progress><span>{esc(label)}</span></div>"
+        )
+    return f'<div class="status-banner {esc(kind)}" role="status">{spinner}{esc(message)}{bar}</div>'

@@ -21,6 +21,9 @@ class Turn:
     status: str = "streaming"  # queued | streaming | done | error | stopped
     note: str | None = None  # e.g. "Loading model smollm2…"
     retrieved: list[Hit] | None = None  # hits the engine announced before its answer (if it does)
+    indexed: str | None = None  # what was searched, in words ("38 seed abstracts")
+    filters: str = ""  # the filters applied, in words ("orals, by an author matching …")
+    filter_values: tuple = (None, None, None)  # (decision, area, author) applied
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Session:
     history: list[dict] = field(default_factory=list)  # [{"role", "content"}] sent to the engine
     epoch: int = 0  # bumped by New chat, so an answer still in flight can't write into the new chat
     streaming: int = 0  # answers being generated for this session right now
+    filters: tuple = (None, None, None)  # the chat's filter controls (decision, area, author) now
 
     def reset(self) -> None:
         self.turns.clear()

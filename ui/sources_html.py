@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.types import Citation, Hit, Paper
-from ui.answer_text import REFUSAL, cited_paper, retrieved_papers
+from ui.answer_text import cited_paper, refusal_text, retrieved_papers
 from ui.safe_html import citation_spans, esc, highlight, safe_url
 from ui.session import Turn
 
@@ -90,7 +90,7 @@ def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
     parts: list[str] = []
     if a.refused:
         parts.append(
-            f'<div class="sources-note">{esc(REFUSAL)} These are the closest papers found.</div>'
+            f'<div class="sources-note">{esc(refusal_text(t.indexed))} These are the closest papers found.</div>'
             '<h2 class="sec">Related papers</h2><ul class="retrieved-list open">'
         )
         for i, h in enumerate(a.retrieved, 1):

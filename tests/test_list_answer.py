@@ -1,0 +1,43 @@
+"""Chat list answers over a large index come from the lister: a count, the first `list_max`, and
+citations that are verifiable (quote = the abstract at its offsets)."""
+
+from __future__ import annotations
+
+from rag.answer import Engine
+from rag.types import final_answer
+from tests.conftest import FakeLLM, make_settings
+
+QUESTION = "Which papers use diffusion models?"
+
+
+def _engine(data_dir, embedder, **kw):
+    return Engine(make_settings(data_dir, **kw), embedder=embedder, llm=FakeLLM())
+
+
+def test_large_index_list_answer_uses_the_lister(sample_data_dir, embedder):
+    eng = _engine(sample_data_dir, embedder, list_lister_min_papers=100, list_max=5)
+    ans = final_answer(eng.stream(QUESTION))
+    assert not ans.refused and ans.shape == "list"
+    assert ans.listed is not None and ans.listed >= len(ans.citations) > 0
+    assert len(ans.citations) <= 5
+    assert ans.answer.splitlines()[0].startswith(f"{ans.listed} indexed paper")
+    papers = {h.paper.paper_id: h.paper for h in ans.retrieved}
+    for c in ans.citations:
+        text = papers[c.paper_id].text
+        assert c.quote and text[c.quote_start : c.quote_end] == c.quote
+        assert f"[{c.n}]" in ans.answer
+    assert all(s.supported and s.citations for s in ans.sentences)
+    assert ans.to_json()["listed"] == ans.listed
+
+
+def test_large_index_list_answer_keeps_the_request_filters(sample_data_dir, embedder):
+    from rag.filters import Filters
+
+    eng = _engine(sample_data_dir, embedder, list_lister_min_papers=100)
+    ans = final_answer(eng.stream(QUESTION, filters=Filters.of("oral")))
+    assert ans.listed and all(h.paper.decision == "Accept (Oral)" for h in ans.retrieved)
+
+
+def test_small_index_list_answer_is_unchanged(sample_data_dir, embedder):
+    ans = final_answer(_engine(sample_data_dir, embedder).stream(QUESTION))
+    assert ans.listed is None

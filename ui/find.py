@@ -1,0 +1,213 @@
+"""Find papers: a topic and filters -> every matching paper (`rag.lister.list_papers`) as a paged
+table, counts by decision and by area as small bar charts (HTML tables, so the numbers are the text
+alternative), the applied filters as removable chips, and CSV / Markdown / BibTeX exports.
+
+Everything taken from the corpus passes `esc()`; the only links are OpenReview URLs that pass
+`safe_url()`. Nothing here loads from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass, field
+
+from rag import export
+from rag.errors import UserError
+from rag.filters import Filters, filters_from_question
+from rag.lister import PaperList, list_papers
+from ui.safe_html import esc, safe_url
+
+ANY = "any"
+DECISIONS = [ANY, "oral", "spotlight", "poster", "accepted", "rejected", "withdrawn", "desk_rejected"]
+FIELDS = ("decision", "area", "author")
+CHART_AREAS = 8  # bars in the area chart; the rest are summed as "other areas"
+QUOTE_CHARS = 320
+
+
+def filters_of(decision: str | None, area: str | None, author: str | None) -> Filters:
+    """Controls -> Filters ("any" and blanks are no filter)."""
+    return Filters.of(
+        None if decision in (None, ANY) else decision, None if area in (None, ANY) else area, author
+    )
+
+
+def with_detected(topic: str, filters: Filters) -> tuple[str, Filters, tuple[str, ...]]:
+    """A decision or author named in the topic ("orals about diffusion", "papers by NAME") that no
+    control sets becomes a filter: (topic without those words, filters, names of the fields taken)."""
+    found, cleaned = filters_from_question(topic)
+    taken = tuple(k for k in ("decision", "author") if getattr(found, k) and not getattr(filters, k))
+    if not taken:
+        return topic, filters, ()
+    cleaned = re.sub(
+        r"^(?:papers?|submissions?|works?)\s+(?:about|on|in|for|using|with)\s+", "", cleaned, flags=re.I
+    )
+    merged = Filters(
+        *(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS)  # type: ignore[arg-type]
+    )
+    return cleaned, merged, taken
+
+
+@dataclass
+class Found:
+    """One search of the Find-papers view (kept per browser session in a gr.State)."""
+
+    topic: str = ""
+    filters: Filters = field(default_factory=Filters)
+    detected: tuple[str, ...] = ()  # filter fields read from the topic
+    result: PaperList | None = None
+    error: str | None = None
+    page: int = 0
+
+    def pages(self, size: int) -> int:
+        n = len(self.result.papers) if self.result else 0
+        return max(1, math.ceil(n / max(1, size)))
+
+
+def find(retriever, topic: str, decision: str | None, area: str | None, author: str | None) -> Found:
+    """Run the lister; a filter value that matches nothing comes back as `error` (the UserError text)."""
+    topic = " ".join((topic or "").split())
+    topic, f, detected = with_detected(topic, filters_of(decision, area, author))
+    out = Found(topic=topic, filters=f, detected=detected)
+    if not topic:
+        out.error = "Type a topic first, e.g. “diffusion models for protein design”."
+        return out
+    try:
+        out.result = list_papers(retriever, topic, f)
+    except UserError as e:
+        out.error = str(e)
+    return out
+
+
+def areas(papers) -> list[str]:
+    """The primary areas of the indexed papers, sorted (entities unescaped)."""
+    return sorted({html.unescape(p.primary_area) for p in papers.values() if p.primary_area})
+
+
+# ---------------------------------------------------------------- rendering
+def _short(text: str, n: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def render_summary(found: Found | None) -> str:
+    if found is None:
+        return (
+            '<div class="find-note">Type a topic and press Find: every indexed paper about it is listed, '
+            "each with the abstract sentence that shows it.</div>"
+        )
+    if found.error:
+        return f'<div class="find-error" role="alert">{esc(found.error)}</div>'
+    res = found.result
+    what = f" ({esc(found.filters.describe())})" if found.filters else ""
+    n = len(res.papers)
+    if not n:
+        return (
+            f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '
+            "relevance bar. Try broader words, or remove a filter.</div>"
+        )
+    return (
+        f'<div class="find-note" role="status"><strong>{n:,} {"paper" if n == 1 else "papers"}</strong> on '
+        f"“{esc(res.topic)}”{what}, best first.</div>"
+    )
+
+
+def render_table(found: Found | None, page_size: int) -> str:
+    if found is None or found.error or not found.result or not found.result.papers:
+        return ""
+    rows = found.result.papers
+    pages = found.pages(page_size)
+    page = min(max(0, found.page), pages - 1)
+    first = page * page_size
+    body = []
+    for i, x in enumerate(rows[first : first + page_size], start=first + 1):
+        p = x.paper
+        url = safe_url(p.url)
+        title = esc(p.label)
+        if url:
+            title = (
+                f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{title}'
+                '<span class="sr-only-live"> (OpenReview, opens in a new tab)</span></a>'
+            )
+        names = [a for a in (p.authors or []) if a and a.strip()]
+        authors = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        body.append(
+            f'<tr><td class="n">{i}</td><td class="title">{title}</td><td>{esc(p.decision or "")}</td>'
+            f"<td>{esc(html.unescape(p.primary_area or ''))}</td><td>{esc(authors)}</td>"
+            f'<td class="quote">“{esc(_short(x.quote, QUOTE_CHARS))}”</td><td class="score">{x.score:.2f}</td></tr>'
+        )
+    last = min(first + page_size, len(rows))
+    return (
+        '<div class="find-table-wrap" tabindex="0" role="region" aria-label="Papers found">'
+        f'<table class="find-table"><caption>Papers {first + 1}–{last} of {len(rows):,} '
+        f"(page {page + 1} of {pages})</caption>"
+        '<thead><tr><th scope="col">#</th><th scope="col">Title</th><th scope="col">Decision</th>'
+        '<th scope="col">Primary area</th><th scope="col">Authors</th>'
+        '<th scope="col">Evidence from the abstract</th><th scope="col">Score</th></tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _bars(caption: str, counts: list[tuple[str, int]], total: int, cls: str) -> str:
+    top = max((c for _, c in counts), default=1) or 1
+    rows = "".join(
+        f'<tr><th scope="row">{esc(label)}</th><td class="bar-cell"><span class="bar" aria-hidden="true" '
+        f'style="width:{max(2, round(100 * c / top))}%"></span></td>'
+        f'<td class="count">{c:,}<span class="pct"> ({100 * c / total:.0f}%)</span></td></tr>'
+        for label, c in counts
+    )
+    return (
+        f'<table class="bar-chart {cls}"><caption>{esc(caption)}</caption>'
+        '<thead><tr><th scope="col">Group</th><th scope="col"><span class="sr-only-live">Bar</span></th>'
+        f'<th scope="col">Papers</th></tr></thead><tbody>{rows}</tbody></table>'
+    )
+
+
+def render_chart(found: Found | None) -> str:
+    """Counts by decision and by primary area: bars drawn with CSS inside plain tables (the count
+    column is the text alternative; screen readers read the table)."""
+    if found is None or found.error or not found.result or not found.result.papers:
+        return ""
+    data = found.result.to_json()
+    total = data["count"]
+    by_area = list(data["by_area"].items())
+    if len(by_area) > CHART_AREAS:
+        rest = by_area[CHART_AREAS - 1 :]
+        by_area = by_area[: CHART_AREAS - 1] + [(f"{len(rest)} other areas", sum(c for _, c in rest))]
+    return (
+        '<div class="find-charts">'
+        + _bars("By decision", list(data["by_decision"].items()), total, "by-decision")
+        + _bars("By primary area", by_area, total, "by-area")
+        + "</div>"
+    )
+
+
+def chip_labels(found: Found | None) -> dict[str, str | None]:
+    """The label of each filter's remove button (None: no such filter)."""
+    out: dict[str, str | None] = dict.fromkeys(FIELDS)
+    if found is None:
+        return out
+    f = found.filters
+    for k in FIELDS:
+        v = getattr(f, k)
+        if not v:
+            continue
+        shown = Filters(**{k: v}).describe()
+        src = " (from your topic)" if k in found.detected else ""
+        out[k] = f"✕ Remove filter: {shown}{src}"
+    return out
+
+
+# ---------------------------------------------------------------- exports
+def export_text(found: Found | None, kind: str) -> str:
+    """CSV, Markdown or BibTeX of every paper found (not just the page shown)."""
+    if found is None or not found.result or not found.result.papers:
+        return "(Nothing to export: find some papers first.)"
+    items = found.result.papers
+    if kind == "csv":
+        return export.to_csv(items)
+    if kind == "bib":
+        return export.to_bibtex(items)
+    what = f" ({found.filters.describe()})" if found.filters else ""
+    return export.to_markdown(items, heading=f"ICLR 2025 papers on {found.result.topic}{what}")
