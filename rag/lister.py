@@ -80,13 +80,16 @@ def list_papers(
     n = s.lister_candidates
     # every retrieved paper is a candidate: top_k as deep as the pools go
     cands = retriever.retrieve(topic, top_k=2 * n, mode=s.mode, filters=f, candidates=n)
-    judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
     hits = [Hit(h.paper, h.score, []) for h in cands]
-    best: dict[int, tuple[float, str]] = {}
-    evidence = judge.evidence(hits)
-    for e, score in zip(evidence, judge.scores(topic, evidence)):
-        if e.paper_n not in best or score > best[e.paper_n][0]:
-            best[e.paper_n] = (float(score), e.text)
+    if s.lister_scoring == "paper":
+        best = paper_scores(retriever, topic, hits, s.lister_cos_weight)
+    else:
+        judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
+        best = {}
+        evidence = judge.evidence(hits)
+        for e, score in zip(evidence, judge.scores(topic, evidence)):
+            if e.paper_n not in best or score > best[e.paper_n][0]:
+                best[e.paper_n] = (float(score), e.text)
     listed = [
         Listed(h.paper, best[i][1], best[i][0])
         for i, h in enumerate(hits, start=1)
@@ -96,3 +99,32 @@ def list_papers(
     if limit:
         listed = listed[:limit]
     return PaperList(topic, f, listed, candidates=len(cands), seconds=time.perf_counter() - t0)
+
+
+def paper_scores(retriever, topic: str, hits: list[Hit], cos_weight: float) -> dict[int, tuple[float, str]]:
+    """Hit number -> (score, quote) with no sentence embedded: the topic's cosine to the paper's stored
+    vector (mean of its chunk vectors) blended with the share of the topic's content words that the title
+    and abstract use; the quote is the abstract sentence sharing most of them (the first on ties)."""
+    import numpy as np
+
+    from rag.cite import _INJECTION, content_words, sentence_spans
+
+    lexical = retriever.bm25()
+    _, row, mat = lexical.paper_matrix
+    qv = np.asarray(retriever.embedder.encode([topic])[0], dtype=np.float32)
+    words = content_words(topic)
+    out: dict[int, tuple[float, str]] = {}
+    for n, h in enumerate(hits, start=1):
+        p = h.paper
+        cos = float(mat[row[p.paper_id]] @ qv) if p.paper_id in row else 0.0
+        have = content_words(f"{p.title or ''} {p.text}")
+        lex = len(words & have) / len(words) if words else 0.0
+        quote, most = "", -1
+        for a, b in sentence_spans(p.text):
+            t = p.text[a:b]
+            k = len(words & content_words(t))
+            if k > most and not _INJECTION.search(t):
+                quote, most = t, k
+        if quote:
+            out[n] = (cos_weight * max(0.0, cos) + (1 - cos_weight) * lex, quote)
+    return out

@@ -78,6 +78,19 @@ class RetrievalSettings(BaseModel):
     bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
     rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
+    paper_weight: float = D(
+        0.0, "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off)."
+    )
+    paper_candidates: int = D(40, "Papers pulled by the paper-vector side.")
+    prf_docs: int = D(0, "Pseudo-relevance feedback: top papers of the first pass used to expand (0 = off).")
+    prf_terms: int = D(8, "Feedback: expansion words (highest tf x idf in the feedback papers).")
+    prf_weight: float = D(0.5, "Feedback: RRF weight of the expanded BM25 pass.")
+    prf_dense_weight: float = D(
+        0.5, "Feedback: RRF weight of the dense pass on query + feedback papers' vectors."
+    )
+    prf_beta: float = D(
+        0.5, "Feedback: weight of the feedback papers' mean vector added to the query vector."
+    )
     decision: str | None = D(
         None, "Only papers with this decision: oral|spotlight|poster|accepted|rejected|withdrawn or exact."
     )
@@ -158,6 +171,11 @@ class ListSettings(BaseModel):
         0.5,
         "PROVISIONAL, not yet calibrated: a paper is listed when its best sentence scores this against the "
         "topic (judge score: embedding cosine blended with content-word overlap).",
+    )
+    lister_scoring: Literal["paper", "sentence"] = D(
+        "sentence",
+        "paper: the topic against each candidate's stored paper vector and its words (no embedding at list "
+        "time); sentence: every abstract sentence embedded and judged.",
     )
     lister_cos_weight: float = D(
         0.5, "Weight of embedding cosine in a sentence's score (the rest: word overlap)."
