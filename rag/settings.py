@@ -79,10 +79,17 @@ class RetrievalSettings(BaseModel):
     rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
     paper_weight: float = D(
-        0.0, "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off)."
+        0.0,
+        "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off). Full index, "
+        "calibration half: 0.5 lowers specific hit@5 0.969 -> 0.954, paraphrase 0.913 -> 0.870 (1.0: same); off.",
     )
     paper_candidates: int = D(40, "Papers pulled by the paper-vector side.")
-    prf_docs: int = D(0, "Pseudo-relevance feedback: top papers of the first pass used to expand (0 = off).")
+    prf_docs: int = D(
+        0,
+        "Pseudo-relevance feedback: top papers of the first pass used to expand (0 = off). Full index, "
+        "calibration half: 3-5 papers leave hit@5 as is (0.976) and lift MRR 0.931 -> 0.95 (BM25 pass only); "
+        "off, since hit@5 does not move and the extra side changes the fused scores' scale.",
+    )
     prf_terms: int = D(8, "Feedback: expansion words (highest tf x idf in the feedback papers).")
     prf_weight: float = D(0.5, "Feedback: RRF weight of the expanded BM25 pass.")
     prf_dense_weight: float = D(
