@@ -514,6 +514,27 @@ def eval_cmd(
     typer.echo(f"-> {out / 'report.md'}")
 
 
+@app.command("eval-lists")
+@friendly
+@with_settings(*STORE, "threads", "mode")
+def eval_lists_cmd(
+    topics: Annotated[Path, typer.Option(help="JSONL gold topics.")] = Path("eval/list_topics.jsonl"),
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/lists"),
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Score bar to report at (default: lister_min_score).")
+    ] = None,
+    *,
+    settings: Settings,
+):
+    """`rag list` on the gold topics: recall, judged precision and time per list, both halves;
+    the score bar that the calibration half supports. Writes report.json/.md and rows.jsonl."""
+    import eval.lists
+
+    rep = eval.lists.main(settings, topics, out, bar=min_score)
+    typer.echo(eval.lists.headline(rep))
+    typer.echo(f"-> {out / 'report.md'}")
+
+
 @app.command()
 @friendly
 @with_settings("threads")

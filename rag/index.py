@@ -366,6 +366,17 @@ class Index:
         return out
 
     @guarded()
+    def paper_vectors(self) -> tuple[list[str], list]:
+        """Every paper's stored vector (the normalized mean of its chunk vectors), read in pages."""
+        ids: list[str] = []
+        vecs: list = []
+        for offset in range(0, self.paper_count(), self.settings.store_page):
+            got = self.papers.get(include=["embeddings"], limit=self.settings.store_page, offset=offset)
+            ids += got["ids"]
+            vecs += list(got["embeddings"])
+        return ids, vecs
+
+    @guarded()
     def all_chunks(self, paper_texts: dict[str, str] | None = None) -> list[Chunk]:
         """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
         if paper_texts is None:

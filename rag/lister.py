@@ -1,9 +1,10 @@
 """Topic -> every indexed paper about it (recall first), each with the abstract sentence that shows it.
 
-Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Evidence: every sentence of
-each candidate's abstract scored against the topic by the citation judge (embedding cosine blended
-with content-word overlap); the best sentence is the quote, and a paper is listed when it clears
-`lister_min_score`. Best first.
+Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Score (`lister_scoring`):
+"paper" (default) blends the topic's cosine to the paper's stored vector with the share of the topic's
+content words its title and abstract use (nothing embedded at list time; the quote is the sentence
+sharing most words); "sentence" embeds every abstract sentence and takes the citation judge's best.
+A paper is listed when it clears `lister_min_score` and `lister_relative` x the topic's best. Best first.
 """
 
 from __future__ import annotations
@@ -80,19 +81,56 @@ def list_papers(
     n = s.lister_candidates
     # every retrieved paper is a candidate: top_k as deep as the pools go
     cands = retriever.retrieve(topic, top_k=2 * n, mode=s.mode, filters=f, candidates=n)
-    judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
     hits = [Hit(h.paper, h.score, []) for h in cands]
-    best: dict[int, tuple[float, str]] = {}
-    evidence = judge.evidence(hits)
-    for e, score in zip(evidence, judge.scores(topic, evidence)):
-        if e.paper_n not in best or score > best[e.paper_n][0]:
-            best[e.paper_n] = (float(score), e.text)
+    if s.lister_scoring == "paper":
+        best = paper_scores(retriever, topic, hits, s.lister_cos_weight, s.lister_title_weight)
+    else:
+        judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
+        best = {}
+        evidence = judge.evidence(hits)
+        for e, score in zip(evidence, judge.scores(topic, evidence)):
+            if e.paper_n not in best or score > best[e.paper_n][0]:
+                best[e.paper_n] = (float(score), e.text)
+    # an absolute bar, and one relative to the topic's best paper (topics differ in how well they score)
+    bar = max(s.lister_min_score, s.lister_relative * max((b[0] for b in best.values()), default=0.0))
     listed = [
         Listed(h.paper, best[i][1], best[i][0])
         for i, h in enumerate(hits, start=1)
-        if i in best and best[i][0] >= s.lister_min_score
+        if i in best and best[i][0] >= bar
     ]
     listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
     if limit:
         listed = listed[:limit]
     return PaperList(topic, f, listed, candidates=len(cands), seconds=time.perf_counter() - t0)
+
+
+def paper_scores(
+    retriever, topic: str, hits: list[Hit], cos_weight: float, title_weight: float = 0.0
+) -> dict[int, tuple[float, str]]:
+    """Hit number -> (score, quote) with no sentence embedded: the topic's cosine to the paper's stored
+    vector (mean of its chunk vectors) blended with the share of the topic's content words that the title
+    and abstract use, plus `title_weight` x the share the title alone uses; the quote is the abstract sentence sharing most of them (the first on ties)."""
+    import numpy as np
+
+    from rag.cite import _INJECTION, content_words, sentence_spans
+
+    lexical = retriever.bm25()
+    _, row, mat = lexical.paper_matrix
+    qv = np.asarray(retriever.embedder.encode([topic])[0], dtype=np.float32)
+    words = content_words(topic)
+    out: dict[int, tuple[float, str]] = {}
+    for n, h in enumerate(hits, start=1):
+        p = h.paper
+        cos = float(mat[row[p.paper_id]] @ qv) if p.paper_id in row else 0.0
+        have = content_words(f"{p.title or ''} {p.text}")
+        lex = len(words & have) / len(words) if words else 0.0
+        in_title = len(words & content_words(p.title or "")) / len(words) if words else 0.0
+        quote, most = "", -1
+        for a, b in sentence_spans(p.text):
+            t = p.text[a:b]
+            k = len(words & content_words(t))
+            if k > most and not _INJECTION.search(t):
+                quote, most = t, k
+        if quote:
+            out[n] = (cos_weight * max(0.0, cos) + (1 - cos_weight) * lex + title_weight * in_title, quote)
+    return out

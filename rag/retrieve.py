@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import cached_property
 from pathlib import Path
 
@@ -34,6 +34,7 @@ class BM25Side:
         from llama_index.core.schema import TextNode
         from llama_index.retrievers.bm25 import BM25Retriever
 
+        self._index = index
         records = index.paper_records()
         self.fingerprint = index.fingerprint({pid: m for pid, (_, m) in records.items()})
         # The papers as of this snapshot: queries read no paper records (at most store_check_s stale
@@ -71,6 +72,67 @@ class BM25Side:
 
         return idf_from_counts(df, int(model.scores["num_docs"]))
 
+    @cached_property
+    def paper_matrix(self):
+        """(paper ids, their stored vectors as rows): the paper-vector side, searched exactly in memory."""
+        import numpy as np
+
+        ids, vecs = self._index.paper_vectors()
+        keep = [i for i, pid in enumerate(ids) if pid in self.papers]
+        mat = np.asarray([vecs[i] for i in keep], dtype=np.float32).reshape(len(keep), -1)
+        return [ids[i] for i in keep], {ids[i]: n for n, i in enumerate(keep)}, mat
+
+    def search_papers(self, vec, allowed: set[str] | None, n: int) -> list[tuple[str, float]]:
+        """Papers by cosine of `vec` to their mean chunk vector, best first."""
+        import numpy as np
+
+        ids, _, mat = self.paper_matrix
+        if not ids:
+            return []
+        sims = mat @ np.asarray(vec, dtype=np.float32)
+        if allowed is not None:
+            sims = np.where(np.fromiter((p in allowed for p in ids), bool, len(ids)), sims, -np.inf)
+        top = np.argsort(-sims)[:n]
+        return [(ids[i], float(sims[i])) for i in top if np.isfinite(sims[i])]
+
+    def tokens(self, texts: list[str]) -> list[list[str]]:
+        """Stemmed index words of each text (stopwords and unknown words dropped)."""
+        import bm25s
+
+        r = self.retriever
+        toks = bm25s.tokenize(
+            texts,
+            stopwords=_bm25_stopwords(),
+            stemmer=r.stemmer if not r.skip_stemming else None,
+            token_pattern=r.token_pattern,
+            return_ids=False,
+            show_progress=False,
+        )
+        vocab = r.bm25.vocab_dict
+        return [[t for t in ts if t in vocab] for ts in toks]
+
+    def expansion(self, query: str, paper_ids: list[str], m: int) -> list[str]:
+        """The m words of the feedback papers (title and abstract) with the highest
+        sum of log(1 + tf) x idf, found in two of them at least (when there are two), not in the query."""
+        import math
+
+        texts = [
+            f"{self.papers[p].title or ''}. {self.papers[p].text}" for p in paper_ids if p in self.papers
+        ]
+        if not texts or m <= 0:
+            return []
+        q = set(self.tokens([query])[0])
+        score: dict[str, float] = defaultdict(float)
+        docs: dict[str, int] = defaultdict(int)
+        for ts in self.tokens(texts):
+            for t, tf in Counter(ts).items():
+                score[t] += math.log(1 + tf)
+                docs[t] += 1
+        need = 2 if len(texts) >= 2 else 1
+        cands = [t for t in score if t not in q and docs[t] >= need and len(t) > 2 and not t.isdigit()]
+        cands.sort(key=lambda t: (-score[t] * self.idf(t), t))
+        return cands[:m]
+
     def named_text(self, paper_id: str) -> str:
         """A paper's title and chunks, flattened for named-term matching (kept in memory, so
         the named boost reads no store records)."""
@@ -101,7 +163,9 @@ class BM25Side:
             c.paper_id if c else "" for c in (self.by_id.get(d["node_id"]) for d in self.retriever.corpus)
         ]
 
-    def _search_masked(self, query: str, allowed: set[str] | None, n: int) -> list[tuple[Chunk, float]]:
+    def _search_masked(
+        self, query: str | list[str], allowed: set[str] | None, n: int
+    ) -> list[tuple[Chunk, float]]:
         import bm25s
         import numpy as np
 
@@ -112,12 +176,17 @@ class BM25Side:
             mask = np.fromiter((pid in allowed for pid in docs), dtype=np.float32, count=len(docs))
             if not mask.any():
                 return []
-        tokens = bm25s.tokenize(
-            query,
-            stemmer=r.stemmer if not r.skip_stemming else None,
-            token_pattern=r.token_pattern,
-            show_progress=False,
-        )
+        if isinstance(query, list):  # stemmed index words (see `tokens`)
+            if not query:
+                return []
+            tokens = [query]
+        else:
+            tokens = bm25s.tokenize(
+                query,
+                stemmer=r.stemmer if not r.skip_stemming else None,
+                token_pattern=r.token_pattern,
+                show_progress=False,
+            )
         k = max(1, min(n, len(docs)))
         idx, scores = r.bm25.retrieve(tokens, k=k, show_progress=False, weight_mask=mask)
         out = []
@@ -179,6 +248,15 @@ class Retriever:
                     self._state = state
             return self._bm25
 
+    @staticmethod
+    def _paper_side(lexical: BM25Side, vec, allowed: set[str] | None, n: int) -> dict:
+        """Papers by their mean vector, grouped like the chunk sides (each with its stored chunks)."""
+        found = lexical.search_papers(vec, allowed, n)
+        return {
+            pid: (rank, [(c, score) for c in lexical.by_paper.get(pid, [])])
+            for rank, (pid, score) in enumerate(found, start=1)
+        }
+
     def refresh(self) -> None:
         """Drop the BM25 side after an ingest so the next query rebuilds it."""
         with self._lock:
@@ -225,15 +303,33 @@ class Retriever:
             else:
                 found = _deepen(lambda m: lexical.search(query, allowed, m), n, need, allowed)
             sides.append((weight, group_by_paper(found)))
+        if mode in ("dense", "hybrid") and s.paper_weight > 0:
+            sides.append(
+                (s.paper_weight, self._paper_side(lexical, vec, allowed, max(s.paper_candidates, need)))
+            )
 
-        # Weighted RRF over paper ranks; each paper keeps its best chunks from every side.
-        scores: dict[str, float] = defaultdict(float)
-        chunks: dict[str, dict[str, Chunk]] = defaultdict(dict)
-        for weight, groups in sides:
-            for pid, (rank, cs) in groups.items():
-                scores[pid] += weight / (s.rrf_k + rank)
-                for c, _ in cs:
-                    chunks[pid].setdefault(c.chunk_id, c)
+        scores, chunks = _fuse(sides, s.rrf_k)
+        if s.prf_docs > 0 and mode == "hybrid":
+            # Pseudo-relevance feedback: the first pass's top papers lend their words (a second BM25 pass)
+            # and their vectors (a second dense pass, on the paper-vector side) as extra RRF sides.
+            top = sorted(scores, key=lambda p: -scores[p])[: s.prf_docs]
+            if s.prf_weight > 0:
+                words = lexical.expansion(query, top, s.prf_terms)
+                if words:
+                    toks = lexical.tokens([query])[0] + words
+                    found = _deepen(lambda m: lexical.search(toks, allowed, m), n, need, allowed)
+                    sides.append((s.prf_weight, group_by_paper(found)))
+            if s.prf_dense_weight > 0:
+                import numpy as np
+
+                _, row, mat = lexical.paper_matrix
+                fb = [mat[row[p]] for p in top if p in row]
+                if fb:
+                    v2 = np.asarray(vec, dtype=np.float32) + s.prf_beta * np.mean(fb, axis=0)
+                    v2 /= np.linalg.norm(v2) or 1.0
+                    side = self._paper_side(lexical, v2, allowed, max(s.paper_candidates, need))
+                    sides.append((s.prf_dense_weight, side))
+            scores, chunks = _fuse(sides, s.rrf_k)
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
@@ -259,6 +355,18 @@ class Retriever:
             if len(hits) == top_k:
                 break
         return hits
+
+
+def _fuse(sides: list[tuple[float, dict]], rrf_k: int):
+    """Weighted RRF over paper ranks; each paper keeps its best chunks from every side."""
+    scores: dict[str, float] = defaultdict(float)
+    chunks: dict[str, dict[str, Chunk]] = defaultdict(dict)
+    for weight, groups in sides:
+        for pid, (rank, cs) in groups.items():
+            scores[pid] += weight / (rrf_k + rank)
+            for c, _ in cs:
+                chunks[pid].setdefault(c.chunk_id, c)
+    return scores, chunks
 
 
 def _deepen(fetch, n: int, top_k: int, allowed: set[str] | None) -> list[tuple[Chunk, float]]:

@@ -488,3 +488,22 @@ def test_shape_scores_count_switches_answered_about_the_new_paper_and_list_recal
     sc = shape_scores(rows)
     assert sc["topic_switch_new_paper"] == pytest.approx(1 / 3) and sc["topic_switch_n"] == 3
     assert sc["list_gold_named"] == pytest.approx(0.75) and sc["list_n"] == 2
+
+
+def test_list_eval_scores_judged_precision_and_chooses_bar():
+    from eval.lists import choose_bar, score_topic, summarize
+
+    topic = {"id": "t", "relevant": ["a", "b"], "judged_not_relevant": ["x"], "split": "calibration"}
+    row = {"id": "t", "seconds": 0.5, "scored": [["a", 0.9], ["u", 0.8], ["x", 0.6], ["b", 0.4]]}
+    s = score_topic(row, topic, 0.5)
+    assert (s["found"], s["recall"], s["precision"], s["unjudged"]) == (
+        1,
+        0.5,
+        0.5,
+        1,
+    )  # u: unjudged, not wrong
+    assert score_topic(row, topic, 0.85)["precision"] == 1.0
+    rep = summarize([row], {"t": topic}, 0.3)
+    assert rep["recall"] == 1.0 and rep["candidate_recall"] == 1.0 and rep["seconds_p50"] == 0.5
+    bar, table = choose_bar([row], {"t": topic}, sweep=[0.3, 0.5, 0.85])
+    assert bar == 0.3 and len(table) == 3  # F1 0.8 at 0.3 beats 0.5 (0.5) and 0.67 (0.85)

@@ -1,0 +1,233 @@
+"""`rag eval-lists`: `rag list` quality on the gold topics of eval/list_topics.jsonl.
+
+Each topic is listed once (with its filters) with no score bar, so every candidate's score is kept and the
+bar (`lister_min_score`) can be swept afterwards without listing again. Per topic:
+
+- recall: relevant papers listed / relevant papers;
+- precision over judged papers: listed ∩ relevant / listed ∩ (relevant ∪ judged_not_relevant);
+  listed papers nobody judged are counted apart as `unjudged` (not as wrong);
+- seconds: the wall time of `list_papers` (no generation; the first topic also pays the BM25 load,
+  so a warm-up list runs first).
+
+The bar is chosen on split=calibration only (best mean F1 of recall and judged precision, ties to the
+higher bar); both halves are reported at it, the held-out half being the figure that counts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from eval.metrics import percentile
+from rag.corpus import iter_jsonl
+from rag.errors import UserError
+
+DEFAULT_TOPICS = Path("eval/list_topics.jsonl")
+SWEEP = [round(0.20 + 0.01 * i, 2) for i in range(51)]  # 0.20 .. 0.70
+
+
+def load_topics(path: Path | str = DEFAULT_TOPICS, split: str | None = None) -> list[dict]:
+    if not Path(path).is_file():
+        raise UserError(f"{path}: topic file not found (default: {DEFAULT_TOPICS}).")
+    out = []
+    for lineno, t in iter_jsonl(Path(path)):
+        for k in ("id", "topic", "relevant"):
+            if k not in t:
+                raise UserError(f"{path}:{lineno}: topic has no '{k}'")
+        t.setdefault("judged_not_relevant", [])
+        t.setdefault("filters", {})
+        out.append(t)
+    if split and split != "all":
+        out = [t for t in out if t.get("split") == split]
+    return out
+
+
+def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[list[dict], float]:
+    """List every topic with no bar: rows of (paper id, score) best first, candidates and seconds."""
+    from rag.filters import Filters
+    from rag.lister import list_papers
+
+    s = retriever.settings
+    open_s = retriever.settings.model_copy(update={"lister_min_score": float("-inf")})
+    retriever.settings = open_s
+    try:
+        t0 = time.perf_counter()
+        list_papers(retriever, "warm-up topic")  # BM25 load and first-call costs, not a list's time
+        warm = time.perf_counter() - t0
+        rows = []
+        for t in topics:
+            f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
+            res = list_papers(retriever, t["topic"], f)
+            rows.append(
+                {
+                    "id": t["id"],
+                    "split": t.get("split"),
+                    "topic": t["topic"],
+                    "filters": t["filters"],
+                    "candidates": res.candidates,
+                    "seconds": round(res.seconds, 3),
+                    "scored": [[x.paper.paper_id, round(x.score, 4)] for x in res.papers],
+                }
+            )
+            if progress:
+                print(f"{t['id']}: {res.candidates} candidates, {res.seconds:.2f}s", flush=True)
+    finally:
+        retriever.settings = s
+    return rows, warm
+
+
+def score_topic(row: dict, topic: dict, bar: float) -> dict:
+    listed = {pid for pid, sc in row["scored"] if sc >= bar}
+    rel, neg = set(topic["relevant"]), set(topic["judged_not_relevant"])
+    judged = listed & (rel | neg)
+    cands = {pid for pid, _ in row["scored"]}
+    return {
+        "id": topic["id"],
+        "listed": len(listed),
+        "relevant": len(rel),
+        "found": len(listed & rel),
+        "recall": len(listed & rel) / len(rel) if rel else None,
+        "precision": len(listed & rel) / len(judged) if judged else None,
+        "unjudged": len(listed - rel - neg),
+        "false_positives": len(listed & neg),
+        "candidate_recall": len(cands & rel) / len(rel) if rel else None,
+    }
+
+
+def _mean(xs) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def _f1(r: float | None, p: float | None) -> float:
+    r, p = r or 0.0, p or 0.0
+    return 2 * r * p / (r + p) if r + p else 0.0
+
+
+def summarize(rows: list[dict], topics: dict[str, dict], bar: float) -> dict:
+    per = [score_topic(r, topics[r["id"]], bar) for r in rows]
+    secs = [r["seconds"] for r in rows]
+    return {
+        "n": len(rows),
+        "recall": _mean(p["recall"] for p in per),
+        "precision": _mean(p["precision"] for p in per),
+        "f1": _mean(_f1(p["recall"], p["precision"]) for p in per),
+        "candidate_recall": _mean(p["candidate_recall"] for p in per),
+        "listed_mean": _mean(p["listed"] for p in per),
+        "unjudged_mean": _mean(p["unjudged"] for p in per),
+        "seconds_p50": round(percentile(secs, 50), 3) if secs else None,
+        "seconds_p95": round(percentile(secs, 95), 3) if secs else None,
+        "topics": per,
+    }
+
+
+def choose_bar(rows: list[dict], topics: dict[str, dict], sweep=SWEEP) -> tuple[float, list[dict]]:
+    """The bar with the best mean F1 on the given (calibration) rows; ties go to the higher bar."""
+    table = []
+    for bar in sweep:
+        s = summarize(rows, topics, bar)
+        table.append(
+            {k: s[k] for k in ("recall", "precision", "f1", "listed_mean", "unjudged_mean")} | {"bar": bar}
+        )
+    best = max(table, key=lambda x: (x["f1"] or 0.0, x["bar"]))
+    return best["bar"], table
+
+
+def main(
+    settings,
+    topics_path: Path | str = DEFAULT_TOPICS,
+    out: Path | str = "eval/out/lists",
+    bar: float | None = None,
+    progress: bool = True,
+) -> dict:
+    """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
+    halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl."""
+    from rag.index import Index
+    from rag.models import get_embedder
+    from rag.retrieve import Retriever
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    topics = load_topics(topics_path)
+    by_id = {t["id"]: t for t in topics}
+    index = Index(settings)
+    index.require()
+    retriever = Retriever(index, get_embedder(settings), settings)
+    rows, warm = run_topics(retriever, topics, progress)
+    cal = [r for r in rows if r["split"] == "calibration"]
+    chosen, sweep = choose_bar(cal, by_id)
+    used = settings.lister_min_score if bar is None else bar
+    report = {
+        "settings": {
+            k: getattr(settings, k)
+            for k in ("lister_candidates", "lister_min_score", "lister_cos_weight", "mode", "data_dir")
+        },
+        "papers": index.paper_count(),
+        "chunks": index.count(),
+        "warm_up_s": round(warm, 2),
+        "bar_used": used,
+        "bar_chosen_on_calibration": chosen,
+        "calibration_sweep": sweep,
+        "halves": {
+            split: summarize([r for r in rows if r["split"] == split], by_id, used)
+            for split in ("calibration", "heldout")
+        },
+        "all": summarize(rows, by_id, used),
+    }
+    report["settings"]["data_dir"] = str(report["settings"]["data_dir"])
+    (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    with (out / "rows.jsonl").open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    (out / "report.md").write_text(to_markdown(report))
+    return report
+
+
+def headline(rep: dict) -> str:
+    parts = []
+    for split, s in rep["halves"].items():
+        parts.append(
+            f"{split}: recall {s['recall']}, precision {s['precision']} (judged), "
+            f"p50 {s['seconds_p50']}s, p95 {s['seconds_p95']}s"
+        )
+    return f"bar {rep['bar_used']} (calibration's best: {rep['bar_chosen_on_calibration']}) | " + " | ".join(
+        parts
+    )
+
+
+def to_markdown(rep: dict) -> str:
+    lines = [
+        "# `rag list` on the gold topics",
+        "",
+        f"Index: {rep['papers']} papers, {rep['chunks']} chunks. Settings: `{json.dumps(rep['settings'])}`.",
+        f"Bar used: **{rep['bar_used']}**; best on the calibration half: {rep['bar_chosen_on_calibration']}.",
+        "Precision counts judged papers only; listed papers nobody judged are `unjudged`.",
+        "",
+        "| half | topics | recall | precision (judged) | candidate recall | listed | unjudged | p50 s | p95 s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for split, s in (*rep["halves"].items(), ("all", rep["all"])):
+        lines.append(
+            f"| {split} | {s['n']} | {s['recall']} | {s['precision']} | {s['candidate_recall']} | "
+            f"{s['listed_mean']} | {s['unjudged_mean']} | {s['seconds_p50']} | {s['seconds_p95']} |"
+        )
+    lines += ["", "## Per topic", "", "| id | half | relevant | listed | recall | precision | unjudged |"]
+    lines.append("|---|---|---|---|---|---|---|")
+    for split, s in rep["halves"].items():
+        for p in s["topics"]:
+            r = None if p["recall"] is None else round(p["recall"], 3)
+            pr = None if p["precision"] is None else round(p["precision"], 3)
+            lines.append(
+                f"| {p['id']} | {split} | {p['relevant']} | {p['listed']} | {r} | {pr} | {p['unjudged']} |"
+            )
+    lines += [
+        "",
+        "## Calibration sweep (calibration half only)",
+        "",
+        "| bar | recall | precision | F1 | listed |",
+    ]
+    lines.append("|---|---|---|---|---|")
+    for x in rep["calibration_sweep"][::2]:
+        lines.append(f"| {x['bar']} | {x['recall']} | {x['precision']} | {x['f1']} | {x['listed_mean']} |")
+    return "\n".join(lines) + "\n"
