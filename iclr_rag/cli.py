@@ -238,21 +238,6 @@ def _question_filters(engine, question: str, flags: tuple) -> str:
     return question
 
 
-def _question_filters(engine, question: str, flags: tuple) -> str:
-    """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
-    "papers by NAME") filters retrieval; says so on stderr. Returns the question to ask."""
-    from rag.filters import filters_from_question
-
-    if any(flags) or engine.retriever.filters:
-        return question
-    found, cleaned = filters_from_question(question)
-    if found:
-        engine.retriever.filters = found
-        typer.echo(f"(filter from the question: {found.describe()})", err=True)
-        return cleaned
-    return question
-
-
 @app.command()
 @friendly
 @with_settings(*STORE, "chunk_size", "chunk_overlap", "threads")
