@@ -241,7 +241,8 @@ details.also > summary { cursor: pointer; color: var(--muted); font-size: 0.85re
   #find-results { flex-direction: column !important; }
   #find-results > div { width: 100% !important; }
   #find-controls { flex-wrap: wrap !important; }
-  #find-controls > * { flex: 1 1 100% !important; min-width: 0 !important; }
+  #find-controls > *, #find-controls .form > * { flex: 1 1 100% !important; min-width: 0 !important; }
+  #find-controls .form { flex-wrap: wrap !important; }
   .find-table-wrap { max-width: calc(100vw - 40px); }
   #tab-find .row { flex-wrap: wrap !important; }
   #tab-find .row > * { min-width: 0 !important; max-width: 100% !important; }
