@@ -111,9 +111,12 @@ def main(
         # 1 + 5a. ingest throughput and peak RSS
         ing_papers = {"corpus": corpus, "sample": ingest_sample} if corpus else {"corpus": "seeds"}
         say(f"1. ingest vs raw encode on {ing_papers}")
-        raws, ourss = [], []
+        raws, ourss, onnxs = [], [], []
+        onnx = settings.embed_backend != "torch"
         for i in range(max(1, ingest_repeats)):  # alternating, best of N: other processes' load is noise
             raws.append(run_worker("raw_encode", {"settings": base, "papers": ing_papers}))
+            if onnx:  # the backend's own bare runtime, beside the bare torch encoder
+                onnxs.append(run_worker("raw_onnx", {"settings": base, "papers": ing_papers}))
             ourss.append(
                 run_worker(
                     "ingest", {"settings": dict(base, data_dir=str(tmp / f"ingest{i}")), "papers": ing_papers}
@@ -123,14 +126,19 @@ def main(
         ours = max(ourss, key=lambda r: r.get("chunks_per_s") or 0)
         # before/after of the 128-wordpiece window: the raw encoder at the model's full 256
         raw256 = run_worker("raw_encode", {"settings": base, "papers": ing_papers, "window": 256})
+        raw_onnx = max(onnxs, key=lambda r: r.get("chunks_per_s") or 0) if onnxs else None
         res["ingest"] = {
             "papers": ing_papers,
+            "backend": settings.embed_backend,
+            "raw_onnx": raw_onnx,
+            "ratio_vs_raw_onnx": ratio(ours.get("chunks_per_s"), (raw_onnx or {}).get("chunks_per_s")),
             "repeats": len(raws),
             "raw_encode": raw,
             "pipeline": ours,
             "all_chunks_per_s": {
                 "raw": [r.get("chunks_per_s") for r in raws],
                 "pipeline": [r.get("chunks_per_s") for r in ourss],
+                "raw_onnx": [r.get("chunks_per_s") for r in onnxs],
             },
             "ratio_chunks_per_s": ratio(ours.get("chunks_per_s"), raw.get("chunks_per_s")),
             "raw_encode_window256": raw256,
@@ -215,6 +223,8 @@ def summary(res: dict) -> dict:
     g = lambda d, *ks: _dig(d, ks)  # noqa: E731
     return {
         "ingest_ratio_chunks_per_s": g(res, "ingest", "ratio_chunks_per_s"),
+        "ingest_backend": g(res, "ingest", "backend"),
+        "ingest_ratio_vs_raw_onnx": g(res, "ingest", "ratio_vs_raw_onnx"),
         "embed_window128_speedup_vs_256": g(res, "ingest", "speedup_window128_vs_256"),
         "retrieval_38_hybrid_ratio_p50": g(res, "retrieval", "seeds", "ratio_hybrid_p50"),
         "retrieval_38_hybrid_ratio_p95": g(res, "retrieval", "seeds", "ratio_hybrid_p95"),
@@ -268,10 +278,17 @@ def markdown(res: dict) -> str:
     ]
     ing = res.get("ingest", {})
     L.append(
-        f"| 1. ingest chunks/s ({fmt(_dig(ing, ['pipeline', 'chunks']))} chunks) | "
+        f"| 1. ingest chunks/s ({fmt(_dig(ing, ['pipeline', 'chunks']))} chunks, backend "
+        f"{s.get('ingest_backend') or 'torch'}) vs raw torch encoder | "
         f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
         f"{fmt(s['ingest_ratio_chunks_per_s'])} |"
     )
+    if ing.get("raw_onnx"):
+        L.append(
+            f"| 1a. ingest chunks/s vs bare onnxruntime on the same export ({s['ingest_backend']}) | "
+            f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_onnx', 'chunks_per_s']), 1)} | "
+            f"{fmt(s['ingest_ratio_vs_raw_onnx'])} |"
+        )
     L.append(
         f"| 1b. raw encoder chunks/s: 128-wordpiece window (ours) vs the model's 256 (before) | "
         f"{fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "

@@ -98,6 +98,48 @@ def w_raw_encode(a: dict) -> dict:
     }
 
 
+def w_raw_onnx(a: dict) -> dict:
+    """Bare onnxruntime on the pipeline's cached export of its backend (in input order, tokenizer padding):
+    what the ONNX backend's pipeline is measured against, beside the bare torch encoder."""
+    import numpy as np
+    import onnxruntime as ort
+    from transformers import AutoTokenizer
+
+    from rag.chunk import chunk_paper, embed_text, make_splitter
+    from rag.models import ONNX_INPUTS, embedder_path, onnx_path, onnx_session
+
+    s = settings_from(a["settings"])
+    papers = load_papers(a["papers"])
+    splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+    texts = [embed_text(c, p) for p in papers for c in chunk_paper(p, splitter)]
+    int8 = s.embed_backend == "onnx-int8"
+    onnx_session(s, int8)  # exports once if the cache lacks it (not timed)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = s.threads
+    sess = ort.InferenceSession(str(onnx_path(s, int8)), so, providers=["CPUExecutionProvider"])
+    tok = AutoTokenizer.from_pretrained(str(embedder_path()))
+
+    def encode(batch):
+        enc = tok(batch, padding=True, truncation=True, max_length=s.embed_max_tokens, return_tensors="np")
+        h = sess.run(None, {k: enc[k].astype(np.int64) for k in ONNX_INPUTS})[0]
+        m = enc["attention_mask"][..., None]
+        v = (h * m).sum(1) / m.sum(1)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    encode(texts[:8])
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), s.embed_batch):
+        encode(texts[i : i + s.embed_batch])
+    dt = time.perf_counter() - t0
+    return {
+        "chunks": len(texts),
+        "seconds": round(dt, 3),
+        "chunks_per_s": round(len(texts) / dt, 2),
+        "backend": s.embed_backend,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+
+
 def w_ingest(a: dict) -> dict:
     """The pipeline: Index.ingest (chunk, embed, write chunks + paper records) into a fresh store."""
     from rag.chunk import make_splitter
@@ -125,6 +167,8 @@ def w_ingest(a: dict) -> dict:
         "chunks_per_s": round(rep.added / dt, 2) if rep.added else None,
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "peak_rss_before_ingest_mb": round(rss0, 1),
+        "backend": emb.backend,
+        "embedder": emb.name,
     }
 
 
@@ -486,6 +530,7 @@ def _proc_hwm_mb(pid: int) -> float | None:
 
 WORKERS = {
     "raw_encode": w_raw_encode,
+    "raw_onnx": w_raw_onnx,
     "ingest": w_ingest,
     "retrieval": w_retrieval,
     "serve": w_serve,

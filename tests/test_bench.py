@@ -82,6 +82,25 @@ def test_summary_and_markdown_from_a_result():
     json.dumps(res)
 
 
+def test_onnx_backend_ingest_is_reported_beside_both_bare_encoders():
+    res = fake_result()
+    res["ingest"].update(
+        backend="onnx-int8",
+        raw_onnx={"chunks": 83, "chunks_per_s": 40.0},
+        pipeline={"chunks": 83, "chunks_per_s": 36.0, "peak_rss_mb": 900},
+        ratio_chunks_per_s=1.8,
+        ratio_vs_raw_onnx=0.9,
+    )
+    res["summary"] = s = bench.summary(res)
+    assert s["ingest_backend"] == "onnx-int8" and s["ingest_ratio_vs_raw_onnx"] == 0.9
+    md = bench.markdown(res)
+    assert "backend onnx-int8) vs raw torch encoder | 36.0 | 20.0 | 1.800 |" in md
+    assert (
+        "| 1a. ingest chunks/s vs bare onnxruntime on the same export (onnx-int8) | 36.0 | 40.0 | 0.900 |"
+        in md
+    )
+
+
 def test_helpers():
     assert bench.ratio(3.0, 2.0) == 1.5 and bench.ratio(None, 2.0) is None and bench.ratio(1.0, 0) is None
     assert bench.pct([1.0, 2.0, 3.0], 50) == 2.0

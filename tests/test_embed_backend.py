@@ -1,0 +1,73 @@
+"""rag/models.py embedder backends: the ONNX path batches by token length yet returns vectors in input
+order, equal to unbatched ones; it is exported once into model_cache; without onnxruntime it falls back to
+torch; int8 vectors carry their own embedder name (so a store re-embeds rather than mixing vectors)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+from rag import models  # noqa: E402
+from rag.settings import Settings  # noqa: E402
+
+TEXTS = [
+    ("Diffusion models for protein design. " * (1 + i % 7)) + f"variant {i} " + "graph " * (i * 3)
+    for i in range(20)
+]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("model-cache")
+
+
+def cos(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_onnx_export_is_cached(cache, monkeypatch):
+    calls = []
+    real = models.export_onnx
+    monkeypatch.setattr(models, "export_onnx", lambda *a, **k: (calls.append(a), real(*a, **k)))
+    s = Settings(model_cache=cache, embed_backend="onnx")
+    first = models.Embedder(s)
+    assert first.backend == "onnx" and len(calls) == 1
+    path = models.onnx_path(s)
+    assert path.exists() and not list(path.parent.glob("*.tmp*"))
+    mtime = path.stat().st_mtime_ns
+    second = models.Embedder(s)  # a later start: loads the export, does not export again
+    assert second.backend == "onnx" and len(calls) == 1 and path.stat().st_mtime_ns == mtime
+
+
+def test_bucketed_onnx_keeps_input_order_and_matches_unbucketed(cache):
+    emb = models.Embedder(Settings(model_cache=cache, embed_backend="onnx", embed_batch=4))
+    lengths = [emb.count_tokens(t) for t in TEXTS]
+    assert len(set(min(n, 128) for n in lengths)) > 5  # mixed lengths: the batches really are re-ordered
+    batched = emb.encode(TEXTS)
+    alone = [emb.encode([t])[0] for t in TEXTS]  # one text per batch: no padding, no re-ordering
+    assert cos(batched, alone).min() >= 0.9999
+    torch_vecs = models.Embedder(Settings(model_cache=cache, embed_backend="torch")).encode(TEXTS)
+    assert cos(batched, torch_vecs).min() >= 0.9999  # fp32 ONNX = torch vectors, hence the same name
+    assert emb.name == models.EMBEDDER_NAME
+
+
+def test_int8_onnx_is_close_to_torch_and_named_apart(cache):
+    emb = models.Embedder(Settings(model_cache=cache, embed_backend="onnx-int8"))
+    torch_emb = models.Embedder(Settings(model_cache=cache, embed_backend="torch"))
+    assert cos(emb.encode(TEXTS), torch_emb.encode(TEXTS)).mean() >= 0.99
+    assert emb.name != torch_emb.name == models.EMBEDDER_NAME
+
+
+def test_falls_back_to_torch_without_onnxruntime(tmp_path, monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
+    emb = models.Embedder(Settings(model_cache=tmp_path, embed_backend="onnx-int8"))
+    assert emb.backend == "torch" and emb.session is None and emb.name == models.EMBEDDER_NAME
+    assert "torch backend" in caplog.text
+    assert len(emb.encode(["a sentence"])[0]) == 384
+    assert not (tmp_path / "onnx").exists()  # nothing exported
