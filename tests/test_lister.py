@@ -76,7 +76,7 @@ def test_list_on_2000_paper_slice(tmp_path, embedder, conference_papers):
 
     from rag.settings import CONFERENCE_FILE
 
-    lines = gzip.decompress(CONFERENCE_FILE.read_bytes()).decode().splitlines()[::6][:2000]
+    lines = gzip.decompress(CONFERENCE_FILE.read_bytes()).decode().splitlines()[::5][:2000]
     src = tmp_path / "slice.jsonl"
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = tmp_path / "data"

@@ -254,7 +254,7 @@ def test_serve_is_up_before_the_engine_has_loaded(monkeypatch, tmp_path):
     loads = []
     gate = threading.Event()
 
-    def fake_load(settings, *, ingest_seeds=False, report=None):
+    def fake_load(settings, *, ingest_seeds=False, report=None, **_):
         loads.append(ingest_seeds)
         report("Indexing the seed abstracts (first start only)…")
         gate.wait(60)

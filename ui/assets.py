@@ -286,8 +286,9 @@ table.bar-chart .pct { color: var(--muted); }
   #app-header h1 { font-size: 1.15rem; }
   #app-header p { font-size: 0.84rem; }
   #status-row { align-items: flex-start; }
-  #chat { height: max(200px, calc(100dvh - 440px)) !important; }
-  #chat:has(.chat-log.empty) { height: auto !important; max-height: calc(100dvh - 440px); }
+  /* room for the header, the indexed line, the Ask/Find tabs and the composer */
+  #chat { height: max(180px, calc(100dvh - 560px)) !important; }
+  #chat:has(.chat-log.empty) { height: auto !important; max-height: calc(100dvh - 560px); }
   #controls { flex-wrap: wrap; gap: 8px; }
   #controls > * { min-width: 0 !important; }
   #controls > #task { flex: 1 1 100% !important; }
@@ -529,7 +530,8 @@ _DOWNLOAD_JS = r"""
   if (text && text.charAt(0) !== '(') {
     var a = document.createElement('a');
     a.href = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
-    a.download = name; document.body.appendChild(a); a.click();
+    a.download = name; a.textContent = name; a.hidden = true;  // never an unnamed link, even for a second
+    document.body.appendChild(a); a.click();
     setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
     var s = document.querySelector(__STATUS__); if (s) s.textContent = 'Saved ' + name + '.';
   }
