@@ -224,7 +224,8 @@ class ServingSettings(BaseModel):
     """The web UI."""
 
     auth: str | None = D(None, "USER:PASS login for the web UI.")
-    queue_size: int = D(16, "Requests waiting in the UI queue.")
+    queue_size: int = D(128, "Requests waiting in the UI queue; beyond it a request is turned away.")
+    handler_concurrency: int = D(8, "Fast UI events (no generation) handled at once.")
     concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
     example_count: int = D(5, "Example questions shown on the first page.")
     find_page_size: int = D(20, "Find papers: rows per page of the result table.")

@@ -51,7 +51,7 @@ def build_app(
     default_top_k: int | None = None,
     default_mode: str | None = None,
     n_examples: int = N_EXAMPLES,
-    llm_concurrency: int = 1,
+    llm_concurrency: int | None = None,
     poll_every: float = 0.5,
     page_size: int | None = None,
 ) -> gr.Blocks:
@@ -61,7 +61,9 @@ def build_app(
     settings = holder.engine.settings if holder.state == "ready" else None
     top_k0 = int(default_top_k or (settings.top_k if settings else 5))
     mode0 = default_mode or (settings.mode if settings else "hybrid")
-    page_size = int(page_size or (settings.find_page_size if settings else Settings().find_page_size))
+    limits = settings or Settings()  # page and queue sizes (a loading engine has no settings yet)
+    page_size = int(page_size or limits.find_page_size)
+    llm_concurrency = llm_concurrency or limits.concurrency
     profiles = available_profiles()  # qwen1.5b only after `make install-1.5b`
     if holder.default_profile not in profiles:
         profiles.insert(0, holder.default_profile)
@@ -457,7 +459,7 @@ def build_app(
             concurrency_id="model-load",
         )
 
-    demo.queue(default_concurrency_limit=8, max_size=128)
+    demo.queue(default_concurrency_limit=limits.handler_concurrency, max_size=limits.queue_size)
     demo._iclr_holder = holder  # for tests / main()
     return demo
 
