@@ -22,7 +22,7 @@ def history_msgs(q: dict) -> list[dict]:
 def retrieval_query(q: dict) -> str:
     """The standalone question the engine itself searches with (rag.question.standalone: history
     only when the question depends on it)."""
-    from rag.question import standalone
+    from rag.intent import standalone
 
     return standalone(q["question"], [h for h in q.get("history", []) if str(h).strip()])
 

@@ -24,8 +24,9 @@ from rag.evidence import (
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
+from rag.intent import shape, standalone, wants_many
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, check_question, focus, shape, standalone, wants_many
+from rag.question import answerability, check_question, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit, Retrieved, final_answer

@@ -95,7 +95,7 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
-    shape: str = "explain"  # explain | list | compare | summary (see rag.question.shape)
+    shape: str = "explain"  # explain | list | compare | summary (see rag.intent.shape)
     refusal_reason: str = (
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )

@@ -83,7 +83,7 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
 
 
 def test_followup_is_searched_with_the_turn_it_depends_on(seed_engine):
-    from rag.question import standalone
+    from rag.intent import standalone
 
     q = standalone("What datasets did they validate it on?", ["What does Celcomen do?"])
     assert "Celcomen" in q

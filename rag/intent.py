@@ -1,0 +1,138 @@
+"""What the user is asking for: the answer's shape, and whether the question leans on the chat.
+
+Both are read from the question's words alone (no model), so they are the same on every CPU.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.cite import flatten
+from rag.question import _COMPARE, _SINGLE, mentions, named_terms
+
+# ------------------------------------------------------------------ what shape of answer is asked for
+
+# Nouns that make a question about papers rather than about a fact.
+_PAPER_NOUN = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|submissions?|research|publications?|approaches|methods)"
+_LIST_HEAD = re.compile(
+    rf"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:"
+    rf"(?:which|what)\s+(?:(?:\w+|\w+-\w+)\s+){{0,2}}?{_PAPER_NOUN}\b|"  # which (ICLR) papers / what recent works
+    rf"(?:is|are)\s+there\s+(?:\w+\s+){{0,2}}?{_PAPER_NOUN}\b|"  # is there any work / are there papers
+    rf"(?:does|do)\s+any\s+(?:\w+\s+){{0,1}}?{_PAPER_NOUN}\b|"
+    rf"any\s+{_PAPER_NOUN}\b|"
+    rf"(?:list|find|show|name|enumerate|give)\s+(?:me\s+)?(?:\w+\s+){{0,3}}?{_PAPER_NOUN}\b|"
+    rf"{_PAPER_NOUN}\s+(?:on|about|that|which|proposing|studying|addressing|using)\b|"
+    rf"who\s+(?:proposed|proposes|introduced|introduces|studied|studies|wrote)\b)",
+    re.I,
+)
+_PLURAL_LIST = re.compile(
+    r"\b(?:papers|works|studies|articles|abstracts|submissions|publications|approaches|methods|any)\b", re.I
+)
+_SUMMARY = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary|rundown|recap)|"
+    r"overview|recap|(?:what|how)\s+(?:is|are)\s+the\s+(?:state|landscape)|"
+    r"what\s+(?:do|does)\s+(?:the\s+)?(?:\w+\s+){0,3}(?:papers|works|collection)\s+(?:say|find|show)\s+about)\b"
+    r"|\b(?:an?\s+)?(?:overview|summary)\s+of\b",
+    re.I,
+)
+
+
+def shape(question: str) -> str:
+    """The answer's shape: "list" (papers identified, one line each), "compare" (papers side by
+    side), "summary" (one cited line per paper) or "explain" (a short generated answer)."""
+    if _SUMMARY.search(question):
+        return "summary"
+    if _COMPARE.search(question) and not _LIST_HEAD.search(question):
+        return "compare"
+    if _LIST_HEAD.search(question):
+        return "list"
+    return "explain"
+
+
+def wants_many(question: str) -> bool:
+    """A list question asking for several papers ("which papers", "any work") rather than one."""
+    return bool(_PLURAL_LIST.search(question)) and not _SINGLE.search(question)
+
+
+# ------------------------------------------------------------------ conversation: does it lean on history?
+
+_ORDINAL = {"first": 0, "second": 1, "third": 2}
+_REFERS_BACK = re.compile(
+    r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"
+    r"(?:\s+(?:one|paper|work|method|model|approach|question|study))?",
+    re.I,
+)
+# "that paper", "this method": an explicit pointer to an earlier turn.
+_DEMONSTRATIVE = re.compile(
+    r"\b(?:this|that|these|those|the\s+same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
+    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b"
+    r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced)\b)",
+    re.I,
+)
+# Pronouns and weak definite references; "the method that …" describes, it doesn't refer back.
+_ANAPHORA = re.compile(
+    r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|itself|themselves)\b|"
+    r"\bthe\s+(?:paper|method|model|approach|framework|work|study|technique|authors?)\b"
+    r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced|for|of|on|in|about|with)\b)|"
+    r"\bthe\s+same\b",
+    re.I,
+)
+_ELLIPSIS = re.compile(
+    r"^\s*(?:and|but|also|what about|how about|and what about|what else|why|how so|or)\b", re.I
+)
+# "Let's move to …", "Now, about …": the user says the subject changes.
+_SWITCH = re.compile(
+    r"^\W*(?:ok(?:ay)?\W+|now\W+|next\W+)?(?:let'?s\s+(?:move|switch|turn|go)\s+(?:on\s+)?to|switching\s+to|"
+    r"moving\s+on|on\s+(?:a|another)\s+(?:different\s+)?(?:note|topic)|different\s+(?:topic|question)|"
+    r"new\s+(?:topic|question)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
+    re.I,
+)
+_CLAUSE = re.compile(
+    r"\b(?:what|which|how|why|who|where|when|does|do|did|is|are|was|were|can|could|has|have)\b", re.I
+)
+
+
+def _names_new_subject(question: str, turns: list[str]) -> bool:
+    """The question names something no earlier turn did, in a full clause (not "And on X?")."""
+    terms = named_terms(question)
+    if not terms or not _CLAUSE.search(question):
+        return False
+    before = flatten(" ".join(turns))
+    return any(not mentions(before, t) for t in terms)
+
+
+def referent(question: str, turns: list[str]) -> int | None:
+    """Index of the earlier user turn the question depends on, or None when it stands on its own.
+
+    In order: an ordinal ("the first one") or a demonstrative ("that paper") points back; a stated
+    switch ("Let's move to …") or a newly named subject in a full question stands alone; a pronoun,
+    a weak definite ("the method") or an ellipsis ("And on X?") leans on the last turn. A question
+    that names its own subject is answered on its own: a topic switch never drags the last turn along."""
+    if not turns:
+        return None
+    back = _REFERS_BACK.search(question)
+    if back:
+        word = back.group(1).lower()
+        if word in _ORDINAL:
+            return min(_ORDINAL[word], len(turns) - 1)
+        if word in ("former", "earlier") and len(turns) > 1:
+            return len(turns) - 2
+        return len(turns) - 1
+    if _DEMONSTRATIVE.search(question):
+        return len(turns) - 1
+    if _SWITCH.search(question) or _names_new_subject(question, turns):
+        return None
+    if _ANAPHORA.search(question) or _ELLIPSIS.search(question):
+        return len(turns) - 1
+    if not named_terms(question) and len(question.split()) <= 4:
+        return len(turns) - 1  # too short to stand alone ("Datasets used?")
+    return None
+
+
+def standalone(question: str, turns: list[str]) -> str:
+    """The question made self-contained: the turn it depends on (itself resolved) in brackets."""
+    i = referent(question, turns)
+    if i is None:
+        return question
+    base = standalone(turns[i], turns[:i])
+    return question if base.lower() in question.lower() else f"{question} ({base})"
