@@ -220,11 +220,12 @@ class Engine:
         cut = s.list_cut if many else s.list_single_cut
         top = evset.max_score
         keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
-        keep = keep[: s.list_max if many else 2]
+        keep = keep[: s.list_max if many else s.list_single_max]
         if not keep:
             yield refusal(prompts.NO_MATCH_REASON)
             return
-        lines, used = quoted_lines(evset, keep, per_paper=1 if many else 2)  # one paper: say more of it
+        # one paper asked for: say more of it
+        lines, used = quoted_lines(evset, keep, per_paper=1 if many else s.list_single_sentences)
         header = prompts.list_header(len(lines), many)
         yield header + "\n"
         for line in lines:
@@ -291,7 +292,7 @@ class Engine:
         """Each paper's evidence side by side, then a generated contrast kept only where verified."""
         s = self.settings
         positions = sorted(evset.papers())
-        lines, used = quoted_lines(evset, positions, per_paper=2)
+        lines, used = quoted_lines(evset, positions, per_paper=s.compare_sentences)
         for line in [prompts.COMPARE_HEADER, *lines]:
             yield line + "\n"
         t_gen = time.perf_counter()

@@ -155,6 +155,11 @@ class GroundingSettings(BaseModel):
     list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
     list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
+    list_single_max: int = D(2, "List answers asking for one paper: at most this many lines.")
+    list_single_sentences: int = D(
+        2, "List answers asking for one paper: evidence sentences quoted per line."
+    )
+    compare_sentences: int = D(2, "Compare answers: evidence sentences quoted per paper, side by side.")
     list_lister_min_papers: int = D(
         1000,
         "List answers asking for papers: from this many indexed papers on, the lister (`rag list`) finds them "
