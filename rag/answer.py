@@ -10,6 +10,8 @@ import re
 import time
 from collections.abc import Iterator
 
+import numpy as np
+
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
 from rag.errors import UserError
@@ -24,9 +26,9 @@ from rag.evidence import (
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
-from rag.intent import shape, standalone, wants_many
+from rag.intent import described, shape, standalone, wants_many
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, check_question, focus
+from rag.question import answerability, check_question, focus, missing_aspects
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit, Retrieved, final_answer
@@ -119,6 +121,18 @@ class Engine:
         """Answerability of the question from these sources; below `refuse_threshold` we refuse.
         `asked`: the user's own words when `question` carries an earlier turn for context."""
         return answerability(question, hits, self.judge, self.retriever.bm25().idf, asked=asked)
+
+    def aspect_gaps(self, question: str, hits: list[Hit]) -> list[list[str]]:
+        """Per hit, the words of what the question describes that the paper lacks (missing_aspects);
+        every sentence and the title stand for the paper."""
+        papers = []
+        for h in hits:
+            ev = self.judge.evidence([h])
+            vecs = [e.vec for e in ev] + list(self.judge.vectors([h.paper.title or h.paper.label]))
+            papers.append((f"{h.paper.title or ''} {h.paper.text}", np.stack(vecs)))
+        return missing_aspects(
+            described(question), papers, self.judge.vectors, self.settings.list_aspect_gain
+        )
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
@@ -220,7 +234,13 @@ class Engine:
         cut = s.list_cut if many else s.list_single_cut
         top = evset.max_score
         keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
-        keep = keep[: s.list_max if many else s.list_single_max]
+        gaps = self.aspect_gaps(question, [evset.hits[n - 1] for n in keep])
+        covered = [n for n, g in zip(keep, gaps) if not g]
+        if keep and not covered:
+            lacking = sorted({w for g in gaps for w in g})
+            yield refusal(prompts.uncovered_reason(lacking))
+            return
+        keep = covered[: s.list_max if many else s.list_single_max]
         if not keep:
             yield refusal(prompts.NO_MATCH_REASON)
             return

@@ -9,6 +9,7 @@ import re
 
 from rag.cite import flatten
 from rag.question import _COMPARE, _SINGLE, mentions, named_terms
+from rag.question import _WHICH as _WHICH_HEAD
 
 # ------------------------------------------------------------------ what shape of answer is asked for
 
@@ -52,6 +53,13 @@ def shape(question: str) -> str:
 def wants_many(question: str) -> bool:
     """A list question asking for several papers ("which papers", "any work") rather than one."""
     return bool(_PLURAL_LIST.search(question)) and not _SINGLE.search(question)
+
+
+def described(question: str) -> str:
+    """What a "which paper …" / "papers on …" question describes: the question without its frame."""
+    text = _LIST_HEAD.sub("", _WHICH_HEAD.sub("", question), count=1)
+    text = re.sub(r"^\s*(in (this|the) collection|here)\b", "", text.strip(), flags=re.I)
+    return text.strip(" ?.!")
 
 
 # ------------------------------------------------------------------ conversation: does it lean on history?

@@ -25,6 +25,15 @@ COMPARE_USER = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nContrast:"
 REFUSAL = "The indexed abstracts don't answer this question."
 SUMMARY_EMPTY = "No paper in the indexed abstracts is about this topic."
 NO_MATCH_REASON = "no indexed abstract matches what the question describes"
+
+
+def uncovered_reason(words: list[str]) -> str:
+    """Why a list question was refused: the closest abstracts match it only in part."""
+    return "each of the closest abstracts misses part of what the question describes: " + ", ".join(
+        f"“{w}”" for w in words
+    )
+
+
 WEAK_EVIDENCE_REASON = "no generated sentence was supported and the best evidence is weak"
 INSTRUCTION_REASON = "the question asks the assistant to follow instructions, not about the papers"
 

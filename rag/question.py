@@ -203,6 +203,59 @@ def answerability(
     return best, "best sentence relevance"
 
 
+def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
+    """(phrase, the topic without it) for each run of consecutive content words of the topic that
+    `text` never uses (as written, singular/plural, or spelled-out acronym); stopwords inside a run
+    ("weather and climate") join it."""
+    toks = topic.split()
+    flat, have = flatten(text), content_words(text)
+    runs, cur, gap = [], [], []
+    for i, t in enumerate(toks):
+        w = t.strip(".,;:!?()\"'")
+        if len(w) < 2 or w.lower() in stopwords() or w.lower() in _QWORDS:
+            gap.append(i)
+            continue
+        if _norm(w) in have or mentions(flat, flatten(w)):
+            if cur:
+                runs.append(cur)
+            cur, gap = [], []
+        else:
+            cur = cur + gap + [i] if cur else [i]
+            gap = []
+    if cur:
+        runs.append(cur)
+    return [
+        (
+            " ".join(toks[j].strip(".,;:!?()\"'") for j in r),
+            " ".join(t for j, t in enumerate(toks) if j not in r),
+        )
+        for r in runs
+    ]
+
+
+def missing_aspects(
+    topic: str, papers: list[tuple[str, np.ndarray]], vectors: Callable[[list[str]], np.ndarray], gain: float
+) -> list[list[str]]:
+    """For each paper (its text, and its vectors as rows), the parts of the topic it lacks: runs of
+    words it never uses whose removal from the topic brings the topic closer to the paper by at least
+    `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
+    matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little."""
+    if not papers:
+        return []
+    runs = [_absent_runs(topic, text) for text, _ in papers]
+    variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
+    vv = vectors(variants)
+    at = {v: i for i, v in enumerate(variants)}
+    out = []
+    for (_, mat), r in zip(papers, runs):
+        if mat is None or not len(mat) or not r:
+            out.append([])
+            continue
+        best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
+        out.append([phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain])
+    return out
+
+
 def asks_which(question: str) -> bool:
     """ "Which paper …?" / "Is there work on …?": the user wants a paper identified, not a fact."""
     return bool(_WHICH.search(question))

@@ -62,3 +62,22 @@ def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
     assert referent(q, turns) == want
     out = standalone(q, turns)
     assert out == q if want is None else turns[want] in out
+
+
+@pytest.mark.parametrize(
+    "q, want",
+    [
+        (
+            "Which paper proposes a sparse attention kernel for long videos?",
+            "proposes a sparse attention kernel for long videos",
+        ),
+        ("Is there work on pruning vision transformers?", "on pruning vision transformers"),
+        ("OK, is there a paper here on tabular foundation models?", "on tabular foundation models"),
+        ("Which papers in this collection are about speculative decoding?", "are about speculative decoding"),
+        ("List papers on tokenizer-free language models", "on tokenizer-free language models"),
+    ],
+)
+def test_described_drops_the_question_frame(q, want):
+    from rag.intent import described
+
+    assert described(q) == want

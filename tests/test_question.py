@@ -3,7 +3,15 @@
 import pytest
 
 from rag.cite import Judge
-from rag.question import answerability, focus, idf_coverage, named_terms, quantity_heads
+from rag.question import (
+    _absent_runs,
+    answerability,
+    focus,
+    idf_coverage,
+    missing_aspects,
+    named_terms,
+    quantity_heads,
+)
 from rag.types import Hit
 from tests.conftest import CEL, RL
 
@@ -77,3 +85,31 @@ def test_named_terms_match_plurals_and_acronym_expansions(term, text, found):
     from rag.question import mentions
 
     assert mentions(text, term) is found
+
+
+PRECONDITIONER = (
+    "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
+    "iterative solvers of sparse linear systems. The learned preconditioner speeds up convergence."
+)
+
+
+def test_absent_runs_group_the_words_a_paper_never_uses():
+    runs = _absent_runs("graph neural networks for weather and climate forecasting", PRECONDITIONER)
+    assert runs == [("weather and climate forecasting", "graph neural networks for")]
+    # singular/plural and acronym spellings count as used
+    assert _absent_runs("GNN preconditioners for linear systems", PRECONDITIONER) == []
+
+
+def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
+    sents = [x.strip() for x in PRECONDITIONER.split(".") if x.strip()]
+    paper = [(PRECONDITIONER, judge.vectors(sents))]
+    assert missing_aspects("graph neural networks for weather forecasting", paper, judge.vectors, 0.06) == [
+        ["weather forecasting"]
+    ]
+    # a paraphrase of what the paper does, with words it never uses, is not a gap
+    assert missing_aspects(
+        "a neural network that makes iterative solvers converge faster", paper, judge.vectors, 0.06
+    ) == [[]]
+    assert missing_aspects(
+        "learned preconditioners for linear solvers on graphs", paper, judge.vectors, 0.06
+    ) == [[]]
