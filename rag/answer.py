@@ -23,6 +23,7 @@ from rag.evidence import (
     quoted_answer,
     quoted_lines,
     select,
+    titles_only,
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
@@ -355,9 +356,18 @@ class Engine:
         s = self.settings
         t_gen = time.perf_counter()
         raw = []
-        for delta in self.llm.stream(self.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, query)):
+        msgs = self.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, query)
+        for delta in self.llm.stream(msgs):
             raw.append(delta)
             yield delta
+        if titles_only("".join(raw), evset):
+            # the draft named a paper ("[1] Title") and stopped: let it go on from that paper's evidence
+            start = "".join(raw).rstrip() + "\n- "
+            yield start[len("".join(raw)) :]
+            raw = [start]
+            for delta in self.llm.stream([*msgs, {"role": "assistant", "content": start}]):
+                raw.append(delta)
+                yield delta
         timings["generate_s"] = time.perf_counter() - t_gen
         self._stats(timings)
         t_ver = time.perf_counter()

@@ -171,3 +171,12 @@ def normalize_draft(raw: str, evset: EvidenceSet) -> str:
             if part:
                 out.append(f"{part} [{n}].")
     return " ".join(out)
+
+
+def titles_only(raw: str, evset: EvidenceSet) -> bool:
+    """Whether a draft says nothing but source numbers and paper titles ("[1] Title")."""
+    rest = _LEAD_MARKER.sub(" ", raw)
+    for h in evset.hits:
+        if h.paper.title:
+            rest = re.sub(re.escape(h.paper.title.strip()), " ", rest, flags=re.I)
+    return bool(raw.strip()) and not re.search(r"[A-Za-z0-9]{2,}", re.sub(r"\[\d+\]", " ", rest))

@@ -419,7 +419,11 @@ class LLM:
     _gen_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prompt_ids(self, messages: list[dict]):
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        # a trailing assistant message is a start the model continues, not a finished turn
+        cont = bool(messages) and messages[-1].get("role") == "assistant"
+        text = self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=not cont, continue_final_message=cont
+        )
         return self.tokenizer(text, return_tensors="pt").to(self.device)
 
     def stream(self, messages: list[dict], max_new_tokens: int | None = None) -> Iterator[str]:

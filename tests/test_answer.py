@@ -234,3 +234,23 @@ def test_which_question_half_covered_by_every_paper_is_refused_with_the_missing_
     ans = seed_engine.ask("Which paper trains a graph neural network as a preconditioner for linear solvers?")
     assert not ans.refused and ans.shape == "list"
     assert all(c.title.startswith("Graph Neural Preconditioners") for c in ans.citations)
+
+
+def test_a_draft_that_only_names_a_paper_is_continued_from_its_evidence(seed_engine, fake_llm):
+    copied = []
+
+    def reply(messages):
+        evidence = messages[1]["content"].split("Evidence:\n", 1)[1]
+        if messages[-1]["role"] == "assistant":  # the continuation: copy the paper's first evidence line
+            copied.append(evidence.split("\n- ", 1)[1].split("\n", 1)[0])
+            return copied[0]
+        return evidence.split("\n", 1)[0]  # "[1] Title", and stop
+
+    fake_llm.reply = reply
+    ans = seed_engine.ask("What does Celcomen do?")
+    assert len(fake_llm.calls) == 2
+    start = fake_llm.calls[1][-1]
+    assert start["role"] == "assistant" and start["content"].endswith("\n- ")
+    assert not ans.fallback and not ans.refused
+    assert ans.sentences and all(s.supported for s in ans.sentences)
+    assert copied[0].rstrip(".") in ans.answer and ans.citations[0].quote.strip() == copied[0].strip()

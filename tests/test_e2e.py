@@ -99,3 +99,13 @@ def test_summary_of_diffusion_papers_cites_each_paper_it_mentions(real_engine):
         assert f"[{c.n}]" in ans.answer
     texts = " ".join(c.quote.lower() for c in ans.citations)
     assert "diffusion" in texts
+
+
+def test_a_trailing_assistant_message_is_continued_not_closed(real_llm):
+    msgs = [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "[1] Title\n- "}]
+    ids = real_llm.prompt_ids(msgs)["input_ids"][0]
+    text = real_llm.tokenizer.decode(ids)
+    assert text.rstrip().endswith("[1] Title\n-") and text.count("<|im_start|>assistant") == 1
+    # without it, the prompt opens a fresh assistant turn
+    fresh = real_llm.tokenizer.decode(real_llm.prompt_ids(msgs[:1])["input_ids"][0])
+    assert fresh.rstrip().endswith("<|im_start|>assistant")
