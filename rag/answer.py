@@ -192,7 +192,7 @@ class Engine:
             timings["total_s"] = time.perf_counter() - t0
             return Answer(
                 question,
-                prompts.REFUSAL,
+                prompts.refusal_text(why),
                 [],
                 [],
                 hits,

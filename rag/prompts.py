@@ -34,6 +34,15 @@ def uncovered_reason(words: list[str]) -> str:
     )
 
 
+# Reasons a user can act on (a name or part of the description no abstract has) are shown with the refusal;
+# the others are scores, kept in Answer.refusal_reason.
+_TOLD = ("the sources never mention", "no single source mentions", "each of the closest abstracts misses")
+
+
+def refusal_text(why: str) -> str:
+    return f"{REFUSAL} ({why}.)" if why.startswith(_TOLD) else REFUSAL
+
+
 WEAK_EVIDENCE_REASON = "no generated sentence was supported and the best evidence is weak"
 INSTRUCTION_REASON = "the question asks the assistant to follow instructions, not about the papers"
 
