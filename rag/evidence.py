@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge
+from rag.cite import Evidence, Judge, sentence_spans, split_markers
 from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.
@@ -155,11 +155,11 @@ def normalize_draft(raw: str, evset: EvidenceSet) -> str:
     cited sentences ("sentence [1]. sentence [1]."), so the judge sees the claims, not the layout.
     Drafts written as prose pass through unchanged."""
     if not _LEAD_MARKER.search(raw):
-        return raw
+        return drop_non_claims(raw, evset)
     titles = {n: (evset.hits[n - 1].paper.title or "").strip() for n in range(1, len(evset.hits) + 1)}
     out = []
     pieces = _LEAD_MARKER.split(raw)  # [before, n, text, n, text, ...]
-    if pieces[0].strip():
+    if pieces[0].strip() and not _LAYOUT_LABEL.match(pieces[0]):
         out.append(pieces[0].strip())
     for num, text in zip(pieces[1::2], pieces[2::2]):
         n, text = int(num), text.strip()
@@ -170,7 +170,31 @@ def normalize_draft(raw: str, evset: EvidenceSet) -> str:
             part = part.strip().rstrip(".")
             if part:
                 out.append(f"{part} [{n}].")
-    return " ".join(out)
+    return drop_non_claims(" ".join(out), evset)
+
+
+_LAYOUT_LABEL = re.compile(r"^\s*(evidence|question|contrast|answer|sources?)\s*:?\s*$", re.I)
+# A sentence that stops on one of these was cut off ("In this paper, we argue that.").
+_DANGLING = re.compile(r"\b(that|the|a|an|of|and|or|to|with|which|whose|than|as|by|is|are)\W*$", re.I)
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def drop_non_claims(draft: str, evset: EvidenceSet) -> str:
+    """The draft without sentences that state nothing: an echoed layout label ("Evidence:"), a paper's
+    title on its own, or a sentence cut off on a function word."""
+    titles = {_bare(h.paper.title) for h in evset.hits if h.paper.title}
+    kept = []
+    for a, b in sentence_spans(draft):
+        sent = draft[a:b].strip()
+        text, _ = split_markers(sent)
+        text = text.strip().rstrip(".")
+        if not text or _LAYOUT_LABEL.match(text) or _bare(text) in titles or _DANGLING.search(text):
+            continue
+        kept.append(sent)
+    return " ".join(kept)
 
 
 def titles_only(raw: str, evset: EvidenceSet) -> bool:

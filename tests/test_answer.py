@@ -255,3 +255,16 @@ def test_a_draft_that_only_names_a_paper_is_continued_from_its_evidence(seed_eng
     assert not ans.fallback and not ans.refused
     assert ans.sentences and all(s.supported for s in ans.sentences)
     assert copied[0].rstrip(".") in ans.answer and ans.citations[0].quote.strip() == copied[0].strip()
+
+
+def test_echoed_labels_titles_and_cut_off_sentences_are_not_answer_sentences(seed_engine, fake_llm):
+    def reply(messages):
+        evidence = messages[-1]["content"].split("Evidence:\n", 1)[1]
+        title = evidence.split("\n", 1)[0].split("] ", 1)[1]
+        line = evidence.split("\n- ", 1)[1].split("\n", 1)[0].rstrip(".")
+        return f"Evidence:. {title}. In this paper, we argue that. {line} [1]."
+
+    fake_llm.reply = reply
+    ans = seed_engine.ask("What does Celcomen do?")
+    assert not ans.fallback and len(ans.sentences) == 1 and ans.sentences[0].supported
+    assert "Evidence" not in ans.answer and "argue that" not in ans.answer
