@@ -113,9 +113,38 @@ def _initials_pattern(term: str) -> re.Pattern | None:
     return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
 
 
+# "PPO-based", "CLIP-like", "task-specific": the name is the part before the affix.
+_AFFIX = {
+    "based",
+    "like",
+    "style",
+    "driven",
+    "aware",
+    "free",
+    "guided",
+    "specific",
+    "level",
+    "wise",
+    "powered",
+}
+
+
 def mentions(text: str, term: str) -> bool:
     """Whether `text` (flattened, lowercase) names `term`: as written, as its singular or plural
-    ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words."""
+    ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words. A hyphen
+    may be a space or nothing ("fourier-transform" / "fourier transform"), and an affix after a
+    name ("ppo-based") asks only for the name."""
+    if "-" in term.strip("-"):
+        head, _, last = term.rpartition("-")
+        if last in _AFFIX and head and mentions(text, head):
+            return True
+        for alt in (term.replace("-", " "), term.replace("-", "")):
+            if _mentions(text, alt):
+                return True
+    return _mentions(text, term)
+
+
+def _mentions(text: str, term: str) -> bool:
     forms = {term}
     if term.endswith("es") and len(term) > 4:
         forms.add(term[:-2])

@@ -79,6 +79,10 @@ def test_focus_picks_the_papers_the_question_is_about(judge):
         ("celcomen", "a generative graph neural network", False),
         ("gan", "generative adversarial networks", True),
         ("lean-star", "we introduce lean-star, a framework", True),
+        ("fourier-transform", "an optical fourier transform layer", True),
+        ("ppo-based", "we fine-tune with ppo on", True),
+        ("ppo-based", "we fine-tune with dpo on", False),
+        ("lean-star", "lean and star are unrelated here", False),
     ],
 )
 def test_named_terms_match_plurals_and_acronym_expansions(term, text, found):
