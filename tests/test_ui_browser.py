@@ -185,13 +185,16 @@ def test_ask_celcomen_click_chip_shows_highlighted_abstract(ui_engine, open_page
         assert marks.first.inner_text().strip() in card.locator(".abstract").inner_text()
         bg = marks.first.evaluate("e => getComputedStyle(e).backgroundColor")
         assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
-        # the card is scrolled into view inside the sources panel
-        in_view = page.evaluate(
+        # the highlighted sentence and the card's (sticky) title end up in view inside the sources
+        # panel; the scroll is smooth, so wait for it to settle rather than read it once
+        page.wait_for_function(
             f"""() => {{ const p = document.getElementById('sources').getBoundingClientRect();
-                 const c = document.getElementById('src-0-{n}').getBoundingClientRect();
-                 return c.top >= p.top - 2 && c.top < p.bottom; }}"""
+                 const m = document.querySelector('#src-0-{n} mark.evidence').getBoundingClientRect();
+                 const h = document.querySelector('#src-0-{n} header').getBoundingClientRect();
+                 const inside = r => r.top >= p.top - 2 && r.bottom <= p.bottom + 2;
+                 return inside(m) && inside(h); }}""",
+            timeout=5000,
         )
-        assert in_view
         shot = p.shot(f"ui-celcomen-{name}.png")
         assert shot.stat().st_size > 10_000
         assert p.external_requests() == []
