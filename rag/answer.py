@@ -10,8 +10,6 @@ import re
 import time
 from collections.abc import Iterator
 
-import numpy as np
-
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
 from rag.errors import UserError
@@ -27,9 +25,10 @@ from rag.evidence import (
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
-from rag.intent import described, shape, standalone, wants_many
+from rag.intent import shape, standalone
+from rag.list_answer import list_answer
 from rag.models import LLM, get_embedder, load_llm
-from rag.question import answerability, check_question, focus, missing_aspects
+from rag.question import answerability, check_question, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.types import Answer, Hit, Retrieved, final_answer
@@ -123,18 +122,6 @@ class Engine:
         `asked`: the user's own words when `question` carries an earlier turn for context."""
         return answerability(question, hits, self.judge, self.retriever.bm25().idf, asked=asked)
 
-    def aspect_gaps(self, question: str, hits: list[Hit]) -> list[list[str]]:
-        """Per hit, the words of what the question describes that the paper lacks (missing_aspects);
-        every sentence and the title stand for the paper."""
-        papers = []
-        for h in hits:
-            ev = self.judge.evidence([h])
-            vecs = [e.vec for e in ev] + list(self.judge.vectors([h.paper.title or h.paper.label]))
-            papers.append((f"{h.paper.title or ''} {h.paper.text}", np.stack(vecs)))
-        return missing_aspects(
-            described(question), papers, self.judge.vectors, self.settings.list_aspect_gain
-        )
-
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
         return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
@@ -215,99 +202,13 @@ class Engine:
             if score < s.list_min_answerability:
                 yield refusal(prompts.NO_MATCH_REASON)
                 return
-            yield from self._list(question, query, evset, timings, t0, refusal, filters)
+            yield from list_answer(self, question, query, evset, timings, t0, refusal, filters)
             return
         allowed = self.focus(query, evset, s.context_papers)
         if kind == "compare" and len(allowed) > 1:
             yield from self._compare(question, query, evset.restrict(allowed), timings, t0)
             return
         yield from self._explain(question, query, evset.restrict(allowed), score, timings, t0, refusal, kind)
-
-    def _list(self, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None) -> Iterator:
-        """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]. Asked for
-        papers over a large index (`list_lister_min_papers`), the lister finds them all: the answer says
-        how many and quotes the first `list_max` (`Answer.listed` is the count)."""
-        s = self.settings
-        many = wants_many(question)
-        if many and len(self.retriever.bm25().papers) >= s.list_lister_min_papers:
-            yield from self._complete_list(question, query, timings, t0, refusal, filters)
-            return
-        cut = s.list_cut if many else s.list_single_cut
-        top = evset.max_score
-        keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
-        gaps = self.aspect_gaps(question, [evset.hits[n - 1] for n in keep])
-        covered = [n for n, g in zip(keep, gaps) if not g]
-        if keep and not covered:
-            lacking = sorted({w for g in gaps for w in g})
-            yield refusal(prompts.uncovered_reason(lacking))
-            return
-        keep = covered[: s.list_max if many else s.list_single_max]
-        if not keep:
-            yield refusal(prompts.NO_MATCH_REASON)
-            return
-        # one paper asked for: say more of it
-        lines, used = quoted_lines(evset, keep, per_paper=1 if many else s.list_single_sentences)
-        header = prompts.list_header(len(lines), many)
-        yield header + "\n"
-        for line in lines:
-            yield line + "\n"
-        timings["generate_s"] = 0.0
-        timings["total_s"] = time.perf_counter() - t0
-        yield quoted_answer(
-            question,
-            header,
-            lines,
-            used,
-            evset.hits,
-            standalone_question=query,
-            timings=timings,
-            shape="list",
-        )
-
-    def _complete_list(self, question, query, timings, t0, refusal, filters=None) -> Iterator:
-        """Over a large index the lister finds every matching paper: the answer says how many and
-        quotes the first `list_max` (`Answer.listed` is the count)."""
-        from rag.lister import list_papers
-        from rag.types import Citation, Sentence
-
-        s = self.settings
-        f = self.retriever.filters if filters is None else filters
-        found = list_papers(self.retriever, query, f).papers
-        if not found:
-            yield refusal(prompts.NO_MATCH_REASON)
-            return
-        first = found[: s.list_max]
-        header = (
-            f"{len(found)} indexed papers match; the {len(first)} closest:"
-            if len(found) > len(first)
-            else (f"{len(found)} indexed papers match:" if len(found) != 1 else "1 indexed paper matches:")
-        )
-        lines, sentences, citations = [], [], []
-        for n, x in enumerate(first, start=1):
-            start = x.paper.text.find(x.quote)
-            line = f"{x.paper.label}: {x.quote.strip()}"
-            lines.append(f"{line} [{n}]")
-            sentences.append(Sentence(line, [n], True, round(x.score, 4)))
-            span = (start, start + len(x.quote))
-            p = x.paper
-            citations.append(Citation(n, p.paper_id, p.title, p.source_file, p.index, x.quote, *span, [span]))
-        yield header + "\n"
-        for line in lines:
-            yield line + "\n"
-        timings["generate_s"] = 0.0
-        timings["total_s"] = time.perf_counter() - t0
-        hits = [Hit(x.paper, x.score) for x in first]
-        yield Answer(
-            question,
-            "\n".join([header, *lines]),
-            citations,
-            sentences,
-            hits,
-            standalone_question=query,
-            timings=timings,
-            shape="list",
-            listed=len(found),
-        )
 
     def _compare(self, question, query, evset: EvidenceSet, timings, t0) -> Iterator:
         """Each paper's evidence side by side, then a generated contrast kept only where verified."""

@@ -1,5 +1,5 @@
-"""Chat list answers over a large index come from the lister: a count, the first `list_max`, and
-citations that are verifiable (quote = the abstract at its offsets)."""
+"""List-shaped answers (rag/list_answer.py). Over a large index they come from the lister: a count, the
+first `list_max`, and citations that are verifiable (quote = the abstract at its offsets)."""
 
 from __future__ import annotations
 
@@ -41,3 +41,15 @@ def test_large_index_list_answer_keeps_the_request_filters(sample_data_dir, embe
 def test_small_index_list_answer_is_unchanged(sample_data_dir, embedder):
     ans = final_answer(_engine(sample_data_dir, embedder).stream(QUESTION))
     assert ans.listed is None
+
+
+def test_which_question_half_covered_by_every_paper_is_refused_with_the_missing_part(seed_engine, fake_llm):
+    # the seeds have graph neural networks, and nothing on music: no paper covers the combination
+    ans = seed_engine.ask("Which paper uses graph neural networks for music recommendation?")
+    assert ans.refused and "music recommendation" in ans.refusal_reason
+    assert "music recommendation" in ans.answer  # told to the user, not only kept in the record
+    assert fake_llm.calls == []
+    # the same frame about what a seed paper does is answered, by that paper
+    ans = seed_engine.ask("Which paper trains a graph neural network as a preconditioner for linear solvers?")
+    assert not ans.refused and ans.shape == "list"
+    assert all(c.title.startswith("Graph Neural Preconditioners") for c in ans.citations)

@@ -1,0 +1,118 @@
+"""List-shaped answers ("which papers …", "is there work on …"): the retrieved papers whose evidence
+clears the bar and lacks no part of what is described, one quoted line each; over a large index, the
+lister's complete list. Nothing is generated, so nothing can be invented.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from rag import prompts
+from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
+from rag.intent import described, wants_many
+from rag.question import missing_aspects
+from rag.types import Answer, Hit
+
+
+def aspect_gaps(engine, question: str, hits: list[Hit]) -> list[list[str]]:
+    """Per hit, the words of what the question describes that the paper lacks (missing_aspects);
+    every sentence and the title stand for the paper."""
+    papers = []
+    for h in hits:
+        ev = engine.judge.evidence([h])
+        vecs = [e.vec for e in ev] + list(engine.judge.vectors([h.paper.title or h.paper.label]))
+        papers.append((f"{h.paper.title or ''} {h.paper.text}", np.stack(vecs)))
+    return missing_aspects(
+        described(question), papers, engine.judge.vectors, engine.settings.list_aspect_gain
+    )
+
+
+def list_answer(engine, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None) -> Iterator:
+    """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]. Asked for
+    papers over a large index (`list_lister_min_papers`), the lister finds them all: the answer says
+    how many and quotes the first `list_max` (`Answer.listed` is the count)."""
+    s = engine.settings
+    many = wants_many(question)
+    if many and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
+        yield from complete_list(engine, question, query, timings, t0, refusal, filters)
+        return
+    cut = s.list_cut if many else s.list_single_cut
+    top = evset.max_score
+    keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
+    gaps = aspect_gaps(engine, question, [evset.hits[n - 1] for n in keep])
+    covered = [n for n, g in zip(keep, gaps) if not g]
+    if keep and not covered:
+        lacking = sorted({w for g in gaps for w in g})
+        yield refusal(prompts.uncovered_reason(lacking))
+        return
+    keep = covered[: s.list_max if many else s.list_single_max]
+    if not keep:
+        yield refusal(prompts.NO_MATCH_REASON)
+        return
+    # one paper asked for: say more of it
+    lines, used = quoted_lines(evset, keep, per_paper=1 if many else s.list_single_sentences)
+    header = prompts.list_header(len(lines), many)
+    yield header + "\n"
+    for line in lines:
+        yield line + "\n"
+    timings["generate_s"] = 0.0
+    timings["total_s"] = time.perf_counter() - t0
+    yield quoted_answer(
+        question,
+        header,
+        lines,
+        used,
+        evset.hits,
+        standalone_question=query,
+        timings=timings,
+        shape="list",
+    )
+
+
+def complete_list(engine, question, query, timings, t0, refusal, filters=None) -> Iterator:
+    """Over a large index the lister finds every matching paper: the answer says how many and
+    quotes the first `list_max` (`Answer.listed` is the count)."""
+    from rag.lister import list_papers
+    from rag.types import Citation, Sentence
+
+    s = engine.settings
+    f = engine.retriever.filters if filters is None else filters
+    found = list_papers(engine.retriever, query, f).papers
+    if not found:
+        yield refusal(prompts.NO_MATCH_REASON)
+        return
+    first = found[: s.list_max]
+    header = (
+        f"{len(found)} indexed papers match; the {len(first)} closest:"
+        if len(found) > len(first)
+        else (f"{len(found)} indexed papers match:" if len(found) != 1 else "1 indexed paper matches:")
+    )
+    lines, sentences, citations = [], [], []
+    for n, x in enumerate(first, start=1):
+        start = x.paper.text.find(x.quote)
+        line = f"{x.paper.label}: {x.quote.strip()}"
+        lines.append(f"{line} [{n}]")
+        sentences.append(Sentence(line, [n], True, round(x.score, 4)))
+        span = (start, start + len(x.quote))
+        p = x.paper
+        citations.append(Citation(n, p.paper_id, p.title, p.source_file, p.index, x.quote, *span, [span]))
+    yield header + "\n"
+    for line in lines:
+        yield line + "\n"
+    timings["generate_s"] = 0.0
+    timings["total_s"] = time.perf_counter() - t0
+    hits = [Hit(x.paper, x.score) for x in first]
+    yield Answer(
+        question,
+        "\n".join([header, *lines]),
+        citations,
+        sentences,
+        hits,
+        standalone_question=query,
+        timings=timings,
+        shape="list",
+        listed=len(found),
+    )
