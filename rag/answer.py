@@ -261,10 +261,11 @@ class Engine:
         for delta in self.llm.stream(msgs):
             raw.append(delta)
             yield delta
-        if titles_only("".join(raw), evset):
+        first = "".join(raw)
+        if titles_only(first, evset):
             # the draft named a paper ("[1] Title") and stopped: let it go on from that paper's evidence
-            start = "".join(raw).rstrip() + "\n- "
-            yield start[len("".join(raw)) :]
+            start = first.rstrip() + "\n- "
+            yield start[len(first) :]
             raw = [start]
             for delta in self.llm.stream([*msgs, {"role": "assistant", "content": start}]):
                 raw.append(delta)

@@ -29,6 +29,7 @@ class EvidenceSet:
     hits: list[Hit]
     items: list[Evidence] = field(default_factory=list)  # selected, grouped by paper, reading order
     best: dict[int, float] = field(default_factory=dict)  # paper position -> its best sentence's score
+    every: list[Evidence] = field(default_factory=list)  # every sentence scored, selected or not
 
     def papers(self) -> list[int]:
         """Positions of the papers with evidence, most relevant first."""
@@ -45,7 +46,11 @@ class EvidenceSet:
     def restrict(self, positions: set[int]) -> EvidenceSet:
         keep = [e for e in self.items if e.paper_n in positions]
         return EvidenceSet(
-            self.question, self.hits, keep, {n: s for n, s in self.best.items() if n in positions}
+            self.question,
+            self.hits,
+            keep,
+            {n: s for n, s in self.best.items() if n in positions},
+            [e for e in self.every if e.paper_n in positions],
         )
 
     @property
@@ -65,7 +70,7 @@ def select(
     sentences within `share` of that paper's best, plus the sentence before one that starts with an
     anaphor ("It …", "These …")."""
     every = judge.evidence(hits)
-    out = EvidenceSet(question, hits)
+    out = EvidenceSet(question, hits, every=every)
     if not every:
         return out
     scores = judge.scores(question, every)

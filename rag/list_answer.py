@@ -13,18 +13,21 @@ import numpy as np
 from rag import prompts
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.intent import described, wants_many
+from rag.lister import list_papers
 from rag.question import missing_aspects
-from rag.types import Answer, Hit
+from rag.types import Answer, Citation, Hit, Sentence
 
 
-def aspect_gaps(engine, question: str, hits: list[Hit]) -> list[list[str]]:
-    """Per hit, the words of what the question describes that the paper lacks (missing_aspects);
-    every sentence and the title stand for the paper."""
+def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int]) -> list[list[str]]:
+    """Per paper position, the parts of what the question describes that the paper lacks
+    (missing_aspects); its scored sentences and its title stand for the paper."""
     papers = []
-    for h in hits:
-        ev = engine.judge.evidence([h])
-        vecs = [e.vec for e in ev] + list(engine.judge.vectors([h.paper.title or h.paper.label]))
-        papers.append((f"{h.paper.title or ''} {h.paper.text}", np.stack(vecs)))
+    for n in positions:
+        p = evset.hits[n - 1].paper
+        vecs = [e.vec for e in evset.every if e.paper_n == n] + list(
+            engine.judge.vectors([p.title or p.label])
+        )
+        papers.append((f"{p.title or ''} {p.text}", np.stack(vecs)))
     return missing_aspects(
         described(question), papers, engine.judge.vectors, engine.settings.list_aspect_gain
     )
@@ -42,7 +45,7 @@ def list_answer(engine, question, query, evset: EvidenceSet, timings, t0, refusa
     cut = s.list_cut if many else s.list_single_cut
     top = evset.max_score
     keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
-    gaps = aspect_gaps(engine, question, [evset.hits[n - 1] for n in keep])
+    gaps = aspect_gaps(engine, question, evset, keep)
     covered = [n for n, g in zip(keep, gaps) if not g]
     if keep and not covered:
         lacking = sorted({w for g in gaps for w in g})
@@ -75,9 +78,6 @@ def list_answer(engine, question, query, evset: EvidenceSet, timings, t0, refusa
 def complete_list(engine, question, query, timings, t0, refusal, filters=None) -> Iterator:
     """Over a large index the lister finds every matching paper: the answer says how many and
     quotes the first `list_max` (`Answer.listed` is the count)."""
-    from rag.lister import list_papers
-    from rag.types import Citation, Sentence
-
     s = engine.settings
     f = engine.retriever.filters if filters is None else filters
     found = list_papers(engine.retriever, query, f).papers

@@ -27,16 +27,17 @@ SUMMARY_EMPTY = "No paper in the indexed abstracts is about this topic."
 NO_MATCH_REASON = "no indexed abstract matches what the question describes"
 
 
-def uncovered_reason(words: list[str]) -> str:
-    """Why a list question was refused: the closest abstracts match it only in part."""
-    return "each of the closest abstracts misses part of what the question describes: " + ", ".join(
-        f"“{w}”" for w in words
-    )
-
-
 # Reasons a user can act on (a name or part of the description no abstract has) are shown with the refusal;
 # the others are scores, kept in Answer.refusal_reason.
-_TOLD = ("the sources never mention", "no single source mentions", "each of the closest abstracts misses")
+NEVER_MENTIONED = "the sources never mention "
+NOT_IN_ONE = "no single source mentions all of "
+UNCOVERED = "each of the closest abstracts misses part of what the question describes: "
+_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED)
+
+
+def uncovered_reason(words: list[str]) -> str:
+    """Why a list question was refused: the closest abstracts match it only in part."""
+    return UNCOVERED + ", ".join(f"“{w}”" for w in words)
 
 
 def refusal_text(why: str) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
+from rag.prompts import NEVER_MENTIONED, NOT_IN_ONE
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -204,14 +205,14 @@ def answerability(
     terms = named_terms(own)
     missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
     if missing:
-        return 0.0, f"the sources never mention {', '.join(missing)}"
+        return 0.0, NEVER_MENTIONED + ", ".join(missing)
     if (
         len(terms) > 1
         and not _COMPARE.search(own)
         and " and " not in own
         and not any(all(mentions(x, t) for t in terms) for x in texts)
     ):
-        return 0.0, f"no single source mentions all of {', '.join(sorted(terms))}"
+        return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
     if _QUANTITY.search(own):
@@ -277,7 +278,7 @@ def missing_aspects(
     at = {v: i for i, v in enumerate(variants)}
     out = []
     for (_, mat), r in zip(papers, runs):
-        if mat is None or not len(mat) or not r:
+        if not r:
             out.append([])
             continue
         best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
