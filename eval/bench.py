@@ -127,11 +127,18 @@ def main(
         # before/after of the 128-wordpiece window: the raw encoder at the model's full 256
         raw256 = run_worker("raw_encode", {"settings": base, "papers": ing_papers, "window": 256})
         raw_onnx = max(onnxs, key=lambda r: r.get("chunks_per_s") or 0) if onnxs else None
+        # the pipeline in bfloat16 (embed_dtype auto on a CPU with it): also beside the same bare encoder
+        raw_bf16 = None
+        if ours.get("dtype") == "bfloat16":
+            raw_bf16 = run_worker("raw_encode", {"settings": base, "papers": ing_papers, "dtype": "bfloat16"})
         res["ingest"] = {
             "papers": ing_papers,
             "backend": settings.embed_backend,
             "raw_onnx": raw_onnx,
             "ratio_vs_raw_onnx": ratio(ours.get("chunks_per_s"), (raw_onnx or {}).get("chunks_per_s")),
+            "dtype": ours.get("dtype"),
+            "raw_encode_bf16": raw_bf16,
+            "ratio_vs_raw_bf16": ratio(ours.get("chunks_per_s"), (raw_bf16 or {}).get("chunks_per_s")),
             "repeats": len(raws),
             "raw_encode": raw,
             "pipeline": ours,
@@ -259,6 +266,11 @@ def _dig(d, ks):
     return d
 
 
+def _backend_label(backend: str | None, dtype: str | None) -> str:
+    backend = backend or "torch"
+    return f"{backend} {dtype}" if backend == "torch" and dtype else backend
+
+
 def markdown(res: dict) -> str:
     from eval.report import fmt
 
@@ -279,7 +291,7 @@ def markdown(res: dict) -> str:
     ing = res.get("ingest", {})
     L.append(
         f"| 1. ingest chunks/s ({fmt(_dig(ing, ['pipeline', 'chunks']))} chunks, backend "
-        f"{s.get('ingest_backend') or 'torch'}) vs raw torch encoder | "
+        f"{_backend_label(s.get('ingest_backend'), ing.get('dtype'))}) vs raw torch encoder (float32) | "
         f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_encode', 'chunks_per_s']), 1)} | "
         f"{fmt(s['ingest_ratio_chunks_per_s'])} |"
     )
@@ -288,6 +300,12 @@ def markdown(res: dict) -> str:
             f"| 1a. ingest chunks/s vs bare onnxruntime on the same export ({s['ingest_backend']}) | "
             f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | {fmt(_dig(ing, ['raw_onnx', 'chunks_per_s']), 1)} | "
             f"{fmt(s['ingest_ratio_vs_raw_onnx'])} |"
+        )
+    if ing.get("raw_encode_bf16"):
+        L.append(
+            f"| 1a. ingest chunks/s (bfloat16) vs the bare encoder in bfloat16 autocast | "
+            f"{fmt(_dig(ing, ['pipeline', 'chunks_per_s']), 1)} | "
+            f"{fmt(_dig(ing, ['raw_encode_bf16', 'chunks_per_s']), 1)} | {fmt(ing.get('ratio_vs_raw_bf16'))} |"
         )
     L.append(
         f"| 1b. raw encoder chunks/s: 128-wordpiece window (ours) vs the model's 256 (before) | "

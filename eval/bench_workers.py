@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import resource
@@ -85,14 +86,19 @@ def w_raw_encode(a: dict) -> dict:
     model = SentenceTransformer(str(embedder_path()), device="cpu")
     # the same window as the pipeline (a.window), or the model's own 256 for the "before" figure
     model.max_seq_length = a.get("window") or s.embed_max_tokens
-    model.encode(texts[:8], batch_size=s.embed_batch)  # warm-up, as the pipeline's embedder is warm
-    t0 = time.perf_counter()
-    model.encode(texts, batch_size=s.embed_batch, normalize_embeddings=True, show_progress_bar=False)
-    dt = time.perf_counter() - t0
+    # float32 (the baseline), or bfloat16 autocast as the pipeline's embedder uses on CPUs that have it
+    dtype = a.get("dtype") or "float32"
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if dtype == "bfloat16" else contextlib.nullcontext()
+    with ctx:
+        model.encode(texts[:8], batch_size=s.embed_batch)  # warm-up, as the pipeline's embedder is warm
+        t0 = time.perf_counter()
+        model.encode(texts, batch_size=s.embed_batch, normalize_embeddings=True, show_progress_bar=False)
+        dt = time.perf_counter() - t0
     return {
         "chunks": len(texts),
         "seconds": round(dt, 3),
         "chunks_per_s": round(len(texts) / dt, 2),
+        "dtype": dtype,
         "window": model.max_seq_length,
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
@@ -168,6 +174,7 @@ def w_ingest(a: dict) -> dict:
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "peak_rss_before_ingest_mb": round(rss0, 1),
         "backend": emb.backend,
+        "dtype": emb.dtype,
         "embedder": emb.name,
     }
 

@@ -108,6 +108,7 @@ class Embedder:
         self.backend = settings.embed_backend
         self.batch_size = settings.embed_batch
         self.model = self.session = None
+        self.dtype = "float32"
         if self.backend != "torch":
             try:
                 self.session = onnx_session(settings, quantized=self.backend == "onnx-int8")
@@ -125,6 +126,8 @@ class Embedder:
             self.max_seq_length = self.model.max_seq_length
             if settings.embed_int8:
                 self.model = _quantize(self.model)
+            else:
+                self.dtype = embed_dtype(settings)
         else:
             from transformers import AutoTokenizer
 
@@ -137,6 +140,16 @@ class Embedder:
             self.name = f"{EMBEDDER_NAME}-int8"
 
     def encode(self, texts: list[str], progress: bool = False) -> list[list[float]]:
+        if self.session is None and self.dtype == "bfloat16":
+            import torch
+
+            # autocast, not bf16 weights: matmuls in bf16, layer norms, pooling and the norm in fp32
+            # (mean cosine to fp32 0.99998 against 0.99995 for bf16 weights, at the same speed)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                vecs = self.model.encode(
+                    texts, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=progress
+                )
+            return torch.nn.functional.normalize(vecs.float(), dim=1).tolist()
         if self.session is None:
             vecs = self.model.encode(
                 texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=progress
@@ -173,6 +186,21 @@ class Embedder:
         return len(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
 
+def native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 matmuls natively (else torch emulates them, slower than fp32)."""
+    import torch
+
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
+
+
+def embed_dtype(settings: Settings) -> str:
+    """The torch embedder's weight dtype that `settings.embed_dtype` resolves to on this CPU."""
+    if settings.embed_dtype == "auto":
+        return "bfloat16" if native_bf16() else "float32"
+    return settings.embed_dtype
+
+
 def _quantize(model):
     import torch
 
@@ -186,6 +214,7 @@ def get_embedder(settings: Settings) -> Embedder:
         "embed",
         settings.embed_backend,
         settings.embed_int8,
+        settings.embed_dtype,
         settings.embed_batch,
         settings.embed_max_tokens,
         str(settings.model_cache),

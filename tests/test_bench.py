@@ -94,9 +94,28 @@ def test_onnx_backend_ingest_is_reported_beside_both_bare_encoders():
     res["summary"] = s = bench.summary(res)
     assert s["ingest_backend"] == "onnx-int8" and s["ingest_ratio_vs_raw_onnx"] == 0.9
     md = bench.markdown(res)
-    assert "backend onnx-int8) vs raw torch encoder | 36.0 | 20.0 | 1.800 |" in md
+    assert "backend onnx-int8) vs raw torch encoder (float32) | 36.0 | 20.0 | 1.800 |" in md
     assert (
         "| 1a. ingest chunks/s vs bare onnxruntime on the same export (onnx-int8) | 36.0 | 40.0 | 0.900 |"
+        in md
+    )
+
+
+def test_bfloat16_ingest_is_reported_beside_both_bare_encoders():
+    res = fake_result()
+    res["ingest"].update(
+        backend="torch",
+        dtype="bfloat16",
+        pipeline={"chunks": 83, "chunks_per_s": 36.0, "peak_rss_mb": 900},
+        raw_encode_bf16={"chunks": 83, "chunks_per_s": 40.0, "dtype": "bfloat16"},
+        ratio_chunks_per_s=1.8,
+        ratio_vs_raw_bf16=0.9,
+    )
+    res["summary"] = bench.summary(res)
+    md = bench.markdown(res)
+    assert "backend torch bfloat16) vs raw torch encoder (float32) | 36.0 | 20.0 | 1.800 |" in md
+    assert (
+        "| 1a. ingest chunks/s (bfloat16) vs the bare encoder in bfloat16 autocast | 36.0 | 40.0 | 0.900 |"
         in md
     )
 

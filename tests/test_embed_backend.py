@@ -1,6 +1,7 @@
 """rag/models.py embedder backends: the ONNX path batches by token length yet returns vectors in input
 order, equal to unbatched ones; it is exported once into model_cache; without onnxruntime it falls back to
-torch; int8 vectors carry their own embedder name (so a store re-embeds rather than mixing vectors)."""
+torch; int8 vectors carry their own embedder name (so a store re-embeds rather than mixing vectors); the
+torch embedder computes in bfloat16 only where the CPU does so natively, with float32's vectors and name."""
 
 from __future__ import annotations
 
@@ -71,3 +72,28 @@ def test_falls_back_to_torch_without_onnxruntime(tmp_path, monkeypatch, caplog):
     assert "torch backend" in caplog.text
     assert len(emb.encode(["a sentence"])[0]) == 384
     assert not (tmp_path / "onnx").exists()  # nothing exported
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_dtype_is_bfloat16_only_on_cpus_that_compute_it(monkeypatch, native):
+    monkeypatch.setattr(models, "native_bf16", lambda: native)
+    assert models.embed_dtype(Settings()) == ("bfloat16" if native else "float32")
+    # an explicit setting wins either way
+    assert models.embed_dtype(Settings(embed_dtype="float32")) == "float32"
+    assert models.embed_dtype(Settings(embed_dtype="bfloat16")) == "bfloat16"
+
+
+def test_bfloat16_embedder_gives_float32_vectors_under_the_same_name(cache):
+    # explicit bfloat16: runs (emulated, slower) on any CPU, so this holds on AVX2-only machines too
+    bf16 = models.Embedder(Settings(model_cache=cache, embed_dtype="bfloat16"))
+    fp32 = models.Embedder(Settings(model_cache=cache, embed_dtype="float32"))
+    assert (bf16.dtype, fp32.dtype) == ("bfloat16", "float32")
+    a, b = np.asarray(bf16.encode(TEXTS)), np.asarray(fp32.encode(TEXTS))
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)  # normalized in float32
+    assert cos(a, b).min() >= 0.9995  # the same vectors to within bfloat16 rounding: stores stay valid
+    assert bf16.name == fp32.name == models.EMBEDDER_NAME
+    # int8 is its own thing: no bfloat16 on top of it
+    assert (
+        models.Embedder(Settings(model_cache=cache, embed_int8=True, embed_dtype="bfloat16")).dtype
+        == "float32"
+    )
