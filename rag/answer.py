@@ -16,6 +16,7 @@ from rag.errors import UserError
 from rag.evidence import (
     EvidenceSet,
     blocks,
+    completion,
     normalize_draft,
     paper_scores,
     quoted_answer,
@@ -278,6 +279,15 @@ class Engine:
             draft, evset.items, self.judge, s.support_threshold, s.drop_unsupported
         )
         fallback = False
+        cited = {n for x in sentences if x.supported for n in x.citations}
+        extra = completion(query, text, evset, cited, s.complete_share, s.complete_sentences)
+        if extra:
+            # quoted as written: the rest of what was asked, from the papers the answer already cites
+            added = " ".join(f"{e.text.strip()} [{e.paper_n}]" for e in extra)
+            yield "\n" + added
+            text, sentences, citations = bind(
+                f"{text} {added}", evset.items + extra, self.judge, s.support_threshold, s.drop_unsupported
+            )
         if not any(x.supported for x in sentences):
             if score < s.fallback_min_answerability:
                 yield refusal(prompts.WEAK_EVIDENCE_REASON)

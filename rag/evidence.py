@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge, sentence_spans, split_markers
+from rag.cite import Evidence, Judge, content_words, sentence_spans, split_markers
+from rag.question import named_terms
 from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.
@@ -209,3 +210,41 @@ def titles_only(raw: str, evset: EvidenceSet) -> bool:
         if h.paper.title:
             rest = re.sub(re.escape(h.paper.title.strip()), " ", rest, flags=re.I)
     return bool(raw.strip()) and not re.search(r"[A-Za-z0-9]{2,}", re.sub(r"\[\d+\]", " ", rest))
+
+
+def completion(
+    question: str, answer: str, evset: EvidenceSet, cited: set[int], share: float, max_add: int
+) -> list[Evidence]:
+    """Sentences of the cited papers that state what the question asks and the answer left out (the
+    second part of a two-part question, a number the draft paraphrased away): up to `max_add`, each
+    covering the most question words still missing, among the sentences within `share` of their
+    paper's best score and not already said."""
+    said = content_words(answer)
+    for n in cited:  # the citation names the paper: its title's words are said
+        said |= content_words(evset.hits[n - 1].paper.title or "")
+    # names ("Celcomen", "ScanNet") say which paper is meant, which the citation settles; the rest is
+    # what is asked about it
+    subject = content_words(" ".join(named_terms(question)))
+    missing = content_words(question) - said - subject
+    out: list[Evidence] = []
+    while missing and len(out) < max_add:
+        best, key = None, (0, 0.0)
+        for e in evset.every:
+            if (
+                e.paper_n not in cited
+                or any(e is o for o in out)
+                or e.score < share * evset.best.get(e.paper_n, 0.0)
+            ):
+                continue
+            own = content_words(e.text)
+            if not own or len(own & said) >= 0.6 * len(own):  # the answer already says it
+                continue
+            k = (len(own & missing), e.score)
+            if k[0] and k > key:
+                best, key = e, k
+        if best is None:
+            break
+        out.append(best)
+        missing -= content_words(best.text)
+        said |= content_words(best.text)
+    return sorted(out, key=lambda e: (e.paper_n, e.start))

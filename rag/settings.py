@@ -180,6 +180,14 @@ class GroundingSettings(BaseModel):
         "List answers asking for papers: from this many indexed papers on, the lister (`rag list`) finds them "
         "all; the answer gives the count and the first list_max.",
     )
+    complete_sentences: int = D(
+        1,
+        "Explain answers: evidence sentences of the cited papers added, quoted, when they state question "
+        "words the generated answer left out (0 = off).",
+    )
+    complete_share: float = D(
+        0.7, "... only sentences within this share of their paper's best evidence score."
+    )
     extract_sentences: int = D(3, "Sentences in an extractive answer.")
     extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
     max_question_chars: int = D(4000, "Longest question accepted.")

@@ -256,3 +256,36 @@ def test_echoed_labels_titles_and_cut_off_sentences_are_not_answer_sentences(see
     ans = seed_engine.ask("What does Celcomen do?")
     assert not ans.fallback and len(ans.sentences) == 1 and ans.sentences[0].supported
     assert "Evidence" not in ans.answer and "argue that" not in ans.answer
+
+
+def test_the_part_of_a_question_the_draft_left_out_is_quoted_from_the_cited_paper(seed_engine, fake_llm):
+    def reply(messages):  # answers the first part only: the paper's first sentence that isn't about settings
+        evidence = messages[-1]["content"].split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+        first = next(b for b in evidence.split("\n\n") if b.startswith("[1]"))
+        lines = [x[2:] for x in first.split("\n") if x.startswith("- ")]
+        return next(x for x in lines if "glioblastoma" not in x and "setting" not in x) + " [1]"
+
+    fake_llm.reply = reply
+    items = list(
+        seed_engine.stream("What does Celcomen do, and in which clinical settings was it demonstrated?")
+    )
+    ans = items[-1]
+    assert "glioblastoma" in ans.answer
+    assert "glioblastoma" in "".join(x for x in items[1:-1] if isinstance(x, str))  # streamed, then kept
+    assert len(ans.sentences) == 2 and all(s.supported and s.citations == [1] for s in ans.sentences)
+    c = ans.citations[0]
+    paper = next(h.paper for h in ans.retrieved if h.paper.paper_id == c.paper_id)
+    added = ans.sentences[1].text
+    assert added.rstrip(".") in paper.text  # quoted as written
+    assert any("glioblastoma" in paper.text[a:b] for a, b in c.spans)
+
+
+def test_an_answer_that_says_what_was_asked_gets_nothing_added(seed_engine, fake_llm):
+    def reply(messages):
+        evidence = messages[-1]["content"].split("Evidence:\n", 1)[1]
+        line = next(x for x in evidence.split("\n- ") if "glioblastoma" in x)
+        return line.split("\n", 1)[0] + " [1]"
+
+    fake_llm.reply = reply
+    ans = seed_engine.ask("In which clinical settings was Celcomen demonstrated?")
+    assert len(ans.sentences) == 1 and ans.sentences[0].supported and "glioblastoma" in ans.answer
