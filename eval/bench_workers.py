@@ -322,6 +322,7 @@ def w_serve(a: dict) -> dict:
     """Serving process: engine + LLM. Generation vs bare generate, end-to-end vs the llama-index
     baseline, and peak RSS of serving (taken before the baseline loads its own embedder)."""
     from eval.run import corpus_files, load_questions
+    from rag import prompts
     from rag.answer import Engine
     from rag.corpus import read_file
 
@@ -344,7 +345,8 @@ def w_serve(a: dict) -> dict:
     gen = []
     for q in qs[: a.get("n_gen", 3)]:
         hits = engine.retriever.retrieve(q["question"], s.top_k, s.mode)[: s.context_papers]
-        msgs = engine.sources_prompt(q["question"], hits)
+        evset = engine.evidence(q["question"], hits)
+        msgs = engine.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, q["question"])
         if len(gen) % 2 == 0:  # alternate which goes first, so warm caches / load favour neither
             bare = _bare_generate(engine.llm, msgs, s.max_new_tokens)
             text = engine.llm.generate(msgs, max_new_tokens=s.max_new_tokens)

@@ -159,3 +159,26 @@ def test_real_ingest_workers_on_seeds(tmp_path):
     )
     assert srv.get("added") == ours["added"], srv
     assert srv["server_peak_rss_mb"] and srv["server_peak_rss_mb"] > 10
+
+
+@pytest.mark.slow
+def test_real_serve_worker_times_the_engines_own_prompt(seed_data_dir):
+    """Generation vs bare generate on the engine's evidence prompt, and one end-to-end answer (no baseline)."""
+    from rag.settings import Settings
+
+    s = {k: (str(v) if isinstance(v, Path) else v) for k, v in Settings().model_dump().items()}
+    s.pop("chroma_url", None)
+    args = {
+        "settings": dict(s, data_dir=str(seed_data_dir)),
+        "questions": "eval/questions.jsonl",
+        "n_answers": 1,
+        "n_gen": 1,
+        "baseline": False,
+        "out": str(seed_data_dir.parent),
+    }
+    out = bench.run_worker("serve", args, timeout=900)
+    assert "error" not in out, out.get("error")
+    (g,) = out["generation"]["per_prompt"]
+    assert g["engine"]["prompt_tokens"] == g["bare"]["prompt_tokens"] > 50  # the same prompt both ways
+    assert g["engine"]["new_tokens"] > 0 and out["generation"]["ratio_tokens_per_s"] > 0
+    assert out["end_to_end"]["engine"][0]["total_s"] > 0 and out["serving_peak_rss_mb"] > 100
