@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.cite import Evidence, Judge, content_words, sentence_spans, split_markers
-from rag.question import named_terms
+from rag.question import form_words, named_terms
 from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.
@@ -225,7 +225,7 @@ def completion(
     # names ("Celcomen", "ScanNet") say which paper is meant, which the citation settles; the rest is
     # what is asked about it
     subject = content_words(" ".join(named_terms(question)))
-    missing = content_words(question) - said - subject
+    missing = content_words(question) - said - subject - form_words()
     out: list[Evidence] = []
     while missing and len(out) < max_add:
         best, key = None, (0, 0.0)

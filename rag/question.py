@@ -44,6 +44,11 @@ _QWORDS = {
     "the",
     "in",
     "on",
+    "many",  # "how many", "how much", "what kind of": the question's form, not what it is about
+    "much",
+    "kind",
+    "type",
+    "sort",
 }
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
 _QUANTITY = re.compile(
@@ -79,6 +84,11 @@ _QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expressio
     r"dozens?|\w+fold|single)\b",
     re.I,
 )
+
+
+def form_words() -> set[str]:
+    """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
+    return {_norm(w) for w in _QWORDS}
 
 
 def named_terms(question: str) -> set[str]:
