@@ -39,7 +39,8 @@ class Baseline:
         from llama_index.core.node_parser import SentenceSplitter
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-        from rag.models import embedder_path, load_llm
+        from rag.embedder import embedder_path
+        from rag.models import load_llm
 
         self.settings = settings
         self.engine = engine

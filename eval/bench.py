@@ -113,7 +113,7 @@ def main(
         say(f"1. ingest vs raw encode on {ing_papers}")
         raws, ourss, onnxs, bf16s = [], [], [], []
         onnx = settings.embed_backend != "torch"
-        from rag.models import embed_dtype  # torch, in this process only to read the CPU's bf16 support
+        from rag.embedder import embed_dtype  # torch, in this process only to read the CPU's bf16 support
 
         bf16 = not onnx and not settings.embed_int8 and embed_dtype(settings) == "bfloat16"
         for i in range(max(1, ingest_repeats)):  # alternating, best of N: other processes' load is noise

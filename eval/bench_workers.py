@@ -76,7 +76,7 @@ def w_raw_encode(a: dict) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from rag.chunk import chunk_paper, embed_text, make_splitter
-    from rag.models import embedder_path
+    from rag.embedder import embedder_path
 
     s = settings_from(a["settings"])
     torch.set_num_threads(s.threads)
@@ -112,7 +112,7 @@ def w_raw_onnx(a: dict) -> dict:
     from transformers import AutoTokenizer
 
     from rag.chunk import chunk_paper, embed_text, make_splitter
-    from rag.models import ONNX_INPUTS, embedder_path, onnx_path, onnx_session
+    from rag.embedder import ONNX_INPUTS, embedder_path, onnx_path, onnx_session
 
     s = settings_from(a["settings"])
     papers = load_papers(a["papers"])
@@ -149,8 +149,8 @@ def w_raw_onnx(a: dict) -> dict:
 def w_ingest(a: dict) -> dict:
     """The pipeline: Index.ingest (chunk, embed, write chunks + paper records) into a fresh store."""
     from rag.chunk import make_splitter
+    from rag.embedder import get_embedder
     from rag.index import Index
-    from rag.models import get_embedder
 
     s = settings_from(a["settings"])
     papers = load_papers(a["papers"])
@@ -195,7 +195,7 @@ def w_retrieval(a: dict) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from rag.answer import Engine
-    from rag.models import embedder_path
+    from rag.embedder import embedder_path
 
     s = settings_from(a["settings"])
     torch.set_num_threads(s.threads)
@@ -454,12 +454,14 @@ def w_serve(a: dict) -> dict:
 def w_llm_memory(a: dict) -> dict:
     """Serving memory in this fresh process: the LLM as `load_llm` loads it now, one short greedy answer, then
     the embedder. Peak is VmHWM, settled is VmRSS after that; the embedder's share is what loading it adds."""
-    from rag.models import get_embedder, int8_cache_path, load_llm, resolve_llm
+    from rag.embedder import get_embedder
+    from rag.int8 import int8_cache_path
+    from rag.models import gguf_source, load_llm, resolve_llm
 
     s = settings_from(a["settings"])
     t0 = time.perf_counter()
     folder = resolve_llm(s.llm, s)  # converts the GGUF on a first-ever start (counted in the peak)
-    hit = int8_cache_path(folder, s).exists() if s.int8 and s.int8_cache else None
+    hit = int8_cache_path(folder, s, gguf_source(folder)).exists() if s.int8 and s.int8_cache else None
     t1 = time.perf_counter()
     llm = load_llm(s.llm, s)
     load_s = time.perf_counter() - t1

@@ -143,8 +143,8 @@ def main(
 ) -> dict:
     """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
     halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl."""
+    from rag.embedder import get_embedder
     from rag.index import Index
-    from rag.models import get_embedder
     from rag.retrieve import Retriever
 
     out = Path(out)

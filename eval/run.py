@@ -117,8 +117,8 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
     """Ingest the corpus (incremental: unchanged abstracts are skipped) into data_dir, or into
     OUT/data-<corpus key>. Returns (settings bound to that dir, papers, ingest report)."""
     from rag.corpus import read_file
+    from rag.embedder import get_embedder
     from rag.index import Index
-    from rag.models import get_embedder
 
     dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings)}"
     s = settings.model_copy(

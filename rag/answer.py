@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
+from rag.embedder import get_embedder
 from rag.errors import UserError
 from rag.evidence import (
     EvidenceSet,
@@ -28,7 +29,7 @@ from rag.hygiene import is_instruction_only
 from rag.index import Index
 from rag.intent import shape, standalone
 from rag.list_answer import list_answer
-from rag.models import LLM, get_embedder, load_llm
+from rag.models import LLM, load_llm
 from rag.question import answerability, check_question, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings

@@ -130,7 +130,7 @@ def fake_llm():
 
 @pytest.fixture(scope="session")
 def embedder():
-    from rag.models import get_embedder
+    from rag.embedder import get_embedder
 
     return get_embedder(Settings())
 

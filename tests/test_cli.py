@@ -67,7 +67,7 @@ def test_invalid_input_is_rejected_before_any_model_loads(tmp_path, monkeypatch)
         raise AssertionError("models must not load for invalid input")
 
     monkeypatch.setattr(cli, "_engine", no_models)
-    monkeypatch.setattr("rag.models.get_embedder", no_models)
+    monkeypatch.setattr("rag.embedder.get_embedder", no_models)
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "d"))
     runner = CliRunner()
     cases = [

@@ -71,7 +71,7 @@ def test_parted_gguf_joins_installed_parts_once(tmp_path, monkeypatch):
         "fake.gguf", hashlib.sha256(b"x" * 10 + b"y" * 3).hexdigest(), 13, ("p1", "p2"), "make x"
     )
     monkeypatch.setitem(models.GGUFS, "fake", spec)
-    monkeypatch.setattr(models, "_package_dir", lambda mod, install="": tmp_path / "pkgs" / mod)
+    monkeypatch.setattr(models, "package_dir", lambda mod, install="": tmp_path / "pkgs" / mod)
     out = models.parted_gguf("fake", tmp_path / "cache")
     assert out.read_bytes() == b"x" * 10 + b"y" * 3
     parts[0].unlink()  # joined once: later starts don't need the parts

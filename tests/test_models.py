@@ -1,4 +1,4 @@
-"""rag/models.py int8 cache: built once from the fp32 folder, loaded back with the same logits; a corrupt,
+"""rag/int8.py: the int8 cache: built once from the fp32 folder, loaded back with the same logits; a corrupt,
 partial or stale cache file is rebuilt, never fatal. A tiny random Qwen2 model, no packaged weights."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from rag import models  # noqa: E402
+from rag import int8  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def tiny_folder(path, tied=False):
 def reference_int8(folder):
     """The old path: the whole fp32 model from the folder, then quantize_dynamic."""
     fp32 = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()
-    return models._quantize(fp32)
+    return torch.ao.quantization.quantize_dynamic(fp32, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def logits(model, ids):
@@ -47,12 +47,12 @@ def test_int8_cache_round_trip_matches_quantizing_at_start(tmp_path, tied):
     ids = torch.randint(0, 256, (2, 12), generator=torch.Generator().manual_seed(1))
     ref = logits(reference_int8(folder), ids)
 
-    built = models.load_int8(folder, s)  # no cache: built layer by layer, saved, loaded back
-    path = models.int8_cache_path(folder, s)
+    built = int8.load_int8(folder, s)  # no cache: built layer by layer, saved, loaded back
+    path = int8.int8_cache_path(folder, s)
     assert path.exists() and not list(path.parent.glob("*.tmp*"))
     assert torch.equal(logits(built, ids), ref)
 
-    loaded = models.load_int8(folder, s)  # from the cache file
+    loaded = int8.load_int8(folder, s)  # from the cache file
     assert torch.equal(logits(loaded, ids), ref)
     assert not any(p.is_meta for p in loaded.parameters())
     out = loaded.generate(ids[:1], max_new_tokens=5, do_sample=False, pad_token_id=0)
@@ -65,8 +65,8 @@ def test_corrupt_int8_cache_is_rebuilt(tmp_path, damage, caplog):
     tiny_folder(folder)
     s = Settings(model_cache=tmp_path / "cache")
     ids = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(2))
-    ref = logits(models.load_int8(folder, s), ids)
-    path = models.int8_cache_path(folder, s)
+    ref = logits(int8.load_int8(folder, s), ids)
+    path = int8.int8_cache_path(folder, s)
     data = path.read_bytes()
     if damage == "truncate":
         path.write_bytes(data[: len(data) // 2])
@@ -79,11 +79,11 @@ def test_corrupt_int8_cache_is_rebuilt(tmp_path, damage, caplog):
         payload = torch.load(path, weights_only=True)
         payload["key"] = "other"
         torch.save(payload, path)
-    with caplog.at_level("WARNING", logger="rag.models"):
-        again = models.load_int8(folder, s)
+    with caplog.at_level("WARNING", logger="rag.int8"):
+        again = int8.load_int8(folder, s)
     assert "rebuilding" in caplog.text
     assert torch.equal(logits(again, ids), ref)
-    assert models.load_int8(folder, s) is not None  # the rebuilt file loads
+    assert int8.load_int8(folder, s) is not None  # the rebuilt file loads
 
 
 def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
@@ -92,15 +92,29 @@ def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
     other = tmp_path / "hf-tiny-2"  # a folder whose name extends this one's: its cache must survive
     tiny_folder(other)
     s = Settings(model_cache=tmp_path / "cache")
-    models.load_int8(other, s)
-    models.load_int8(folder, s)
-    first = models.int8_cache_path(folder, s)
+    int8.load_int8(other, s)
+    int8.load_int8(folder, s)
+    first = int8.int8_cache_path(folder, s)
     (folder / "config.json").write_text((folder / "config.json").read_text() + " ")  # source changed
-    second = models.int8_cache_path(folder, s)
+    second = int8.int8_cache_path(folder, s)
     assert second != first
-    models.load_int8(folder, s)
+    int8.load_int8(folder, s)
     left = sorted(f.name for f in second.parent.iterdir())
     assert left == sorted(
         [second.name, second.name + ".sha256"]
-        + [models.int8_cache_path(other, s).name, models.int8_cache_path(other, s).name + ".sha256"]
+        + [int8.int8_cache_path(other, s).name, int8.int8_cache_path(other, s).name + ".sha256"]
     )
+
+
+def test_the_gguf_a_folder_came_from_is_part_of_the_key(tmp_path):
+    from pathlib import Path
+
+    from rag import models
+
+    folder = tmp_path / "hf-tiny"
+    tiny_folder(folder)
+    s = Settings(model_cache=tmp_path / "cache")
+    assert int8.int8_cache_path(folder, s, "a" * 64) != int8.int8_cache_path(folder, s, "b" * 64)
+    spec = models.GGUFS["qwen0.5b"]
+    assert models.gguf_source(Path(f"hf-{Path(spec.file).stem}-{spec.size}")) == spec.sha256
+    assert models.gguf_source(folder) is None
