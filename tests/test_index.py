@@ -229,7 +229,7 @@ def _internal(msg):
 )
 def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, expect):
     from rag.errors import StorageError
-    from rag.index import storage_errors
+    from rag.store import storage_errors
 
     s = Settings(data_dir=tmp_path / "data", chroma_url=url)
     with pytest.raises(StorageError, match=expect) as got:
@@ -241,7 +241,7 @@ def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, e
 
 
 def test_unknown_errors_pass_through(tmp_path):
-    from rag.index import storage_errors
+    from rag.store import storage_errors
 
     with pytest.raises(KeyError):
         with storage_errors(Settings(data_dir=tmp_path)):
