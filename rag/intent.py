@@ -38,26 +38,12 @@ _SUMMARY = re.compile(
 )
 
 
-# "the two methods", "both papers", "each of them", "the other one": more than one subject without names.
-_SEVERAL = re.compile(
-    r"\b(?:two|both|them|these|those|each\s+of\s+(?:them|these|those)|"
-    r"the\s+(?:first|second|other|former|latter)(?:\s+one)?)\b",
-    re.I,
-)
-
-
-def _two_subjects(question: str) -> bool:
-    """A comparison between papers needs two subjects: two names, or words that point at several. "How did
-    they compare with vision-only models?" or "layers that depend on each other" ask about one paper."""
-    return len(named_terms(question)) >= 2 or bool(_SEVERAL.search(question))
-
-
 def shape(question: str) -> str:
     """The answer's shape: "list" (papers identified, one line each), "compare" (papers side by
     side), "summary" (one cited line per paper) or "explain" (a short generated answer)."""
     if _SUMMARY.search(question):
         return "summary"
-    if _COMPARE.search(question) and not _LIST_HEAD.search(question) and _two_subjects(question):
+    if _COMPARE.search(question) and not _LIST_HEAD.search(question):
         return "compare"
     if _LIST_HEAD.search(question):
         return "list"
