@@ -281,7 +281,9 @@ class Engine:
         )
         fallback = False
         cited = {n for x in sentences if x.supported for n in x.citations}
-        extra = completion(query, text, evset, cited, s.complete_share, s.complete_sentences)
+        extra = completion(
+            query, text, evset, cited, s.complete_share, s.complete_sentences, s.complete_said_overlap
+        )
         if extra:
             # quoted as written: the rest of what was asked, from the papers the answer already cites
             added = " ".join(f"{e.text.strip()} [{e.paper_n}]" for e in extra)

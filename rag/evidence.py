@@ -213,12 +213,18 @@ def titles_only(raw: str, evset: EvidenceSet) -> bool:
 
 
 def completion(
-    question: str, answer: str, evset: EvidenceSet, cited: set[int], share: float, max_add: int
+    question: str,
+    answer: str,
+    evset: EvidenceSet,
+    cited: set[int],
+    share: float,
+    max_add: int,
+    said_overlap: float = 0.6,
 ) -> list[Evidence]:
     """Sentences of the cited papers that state what the question asks and the answer left out (the
     second part of a two-part question, a number the draft paraphrased away): up to `max_add`, each
     covering the most question words still missing, among the sentences within `share` of their
-    paper's best score and not already said."""
+    paper's best score and not already said (`said_overlap` of their words in the answer)."""
     said = content_words(answer)
     for n in cited:  # the citation names the paper: its title's words are said
         said |= content_words(evset.hits[n - 1].paper.title or "")
@@ -237,7 +243,7 @@ def completion(
             ):
                 continue
             own = content_words(e.text)
-            if not own or len(own & said) >= 0.6 * len(own):  # the answer already says it
+            if not own or len(own & said) >= said_overlap * len(own):  # the answer already says it
                 continue
             k = (len(own & missing), e.score)
             if k[0] and k > key:

@@ -189,6 +189,9 @@ class GroundingSettings(BaseModel):
     complete_share: float = D(
         0.7, "... only sentences within this share of their paper's best evidence score."
     )
+    complete_said_overlap: float = D(
+        0.6, "... and not already said: fewer than this share of the sentence's content words in the answer."
+    )
     extract_sentences: int = D(3, "Sentences in an extractive answer.")
     extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
     max_question_chars: int = D(4000, "Longest question accepted.")
