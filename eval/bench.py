@@ -115,7 +115,7 @@ def main(
         onnx = settings.embed_backend != "torch"
         from rag.embedder import embed_dtype  # torch, in this process only to read the CPU's bf16 support
 
-        bf16 = not onnx and not settings.embed_int8 and embed_dtype(settings) == "bfloat16"
+        bf16 = not onnx and embed_dtype(settings) == "bfloat16"
         for i in range(max(1, ingest_repeats)):  # alternating, best of N: other processes' load is noise
             raws.append(run_worker("raw_encode", {"settings": base, "papers": ing_papers}))
             if onnx:  # the backend's own bare runtime, beside the bare torch encoder

@@ -57,8 +57,7 @@ class Embedder:
             self.max_seq_length = self.model.max_seq_length
             if settings.embed_int8:
                 self.model = _quantize(self.model)
-            else:
-                self.dtype = embed_dtype(settings)
+            self.dtype = embed_dtype(settings)
         else:
             from transformers import AutoTokenizer
 
@@ -126,7 +125,10 @@ def native_bf16() -> bool:
 
 
 def embed_dtype(settings: Settings) -> str:
-    """The torch embedder's weight dtype that `settings.embed_dtype` resolves to on this CPU."""
+    """The torch embedder's compute dtype that `settings.embed_dtype` resolves to on this CPU (int8
+    weights get no bfloat16 on top)."""
+    if settings.embed_int8:
+        return "float32"
     if settings.embed_dtype == "auto":
         return "bfloat16" if native_bf16() else "float32"
     return settings.embed_dtype

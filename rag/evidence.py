@@ -232,25 +232,24 @@ def completion(
     # what is asked about it
     subject = content_words(" ".join(named_terms(question)))
     missing = content_words(question) - said - subject - form_words()
+    pool = [
+        (e, content_words(e.text))
+        for e in evset.every
+        if e.paper_n in cited and e.score >= share * evset.best.get(e.paper_n, 0.0)
+    ]
     out: list[Evidence] = []
     while missing and len(out) < max_add:
         best, key = None, (0, 0.0)
-        for e in evset.every:
-            if (
-                e.paper_n not in cited
-                or any(e is o for o in out)
-                or e.score < share * evset.best.get(e.paper_n, 0.0)
-            ):
-                continue
-            own = content_words(e.text)
+        for i, (e, own) in enumerate(pool):
             if not own or len(own & said) >= said_overlap * len(own):  # the answer already says it
                 continue
             k = (len(own & missing), e.score)
             if k[0] and k > key:
-                best, key = e, k
+                best, key = i, k
         if best is None:
             break
-        out.append(best)
-        missing -= content_words(best.text)
-        said |= content_words(best.text)
+        e, own = pool.pop(best)
+        out.append(e)
+        missing -= own
+        said |= own
     return sorted(out, key=lambda e: (e.paper_n, e.start))

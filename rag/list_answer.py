@@ -85,11 +85,7 @@ def complete_list(engine, question, query, timings, t0, refusal, filters=None) -
         yield refusal(prompts.NO_MATCH_REASON)
         return
     first = found[: s.list_max]
-    header = (
-        f"{len(found)} indexed papers match; the {len(first)} closest:"
-        if len(found) > len(first)
-        else (f"{len(found)} indexed papers match:" if len(found) != 1 else "1 indexed paper matches:")
-    )
+    header = prompts.count_header(len(found), len(first))
     lines, sentences, citations = [], [], []
     for n, x in enumerate(first, start=1):
         start = x.paper.text.find(x.quote)

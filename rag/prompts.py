@@ -54,5 +54,12 @@ def list_header(count: int, many: bool) -> str:
     return f"{count} of the retrieved papers match:" if count != 1 else "1 of the retrieved papers matches:"
 
 
+def count_header(found: int, shown: int) -> str:
+    """The lister's answer over a large index: how many papers match, and how many are quoted."""
+    if found > shown:
+        return f"{found} indexed papers match; the {shown} closest:"
+    return f"{found} indexed papers match:" if found != 1 else "1 indexed paper matches:"
+
+
 SUMMARY_HEADER = "What the {count} most relevant abstracts say:"
 COMPARE_HEADER = "Side by side:"

@@ -6,6 +6,7 @@ are weighted by the corpus's own inverse document frequency (the BM25 side's sta
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -86,9 +87,10 @@ _QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expressio
 )
 
 
-def form_words() -> set[str]:
+@functools.cache
+def form_words() -> frozenset[str]:
     """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
-    return {_norm(w) for w in _QWORDS}
+    return frozenset(_norm(w) for w in _QWORDS)
 
 
 def named_terms(question: str) -> set[str]:
