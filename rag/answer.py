@@ -122,7 +122,14 @@ class Engine:
     def refusal_score(self, question: str, hits: list[Hit], asked: str | None = None) -> tuple[float, str]:
         """Answerability of the question from these sources; below `refuse_threshold` we refuse.
         `asked`: the user's own words when `question` carries an earlier turn for context."""
-        return answerability(question, hits, self.judge, self.retriever.bm25().idf, asked=asked)
+        return answerability(
+            question,
+            hits,
+            self.judge,
+            self.retriever.bm25().idf,
+            asked=asked,
+            window=self.settings.quantity_window,
+        )
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings

@@ -32,7 +32,9 @@ NO_MATCH_REASON = "no indexed abstract matches what the question describes"
 NEVER_MENTIONED = "the sources never mention "
 NOT_IN_ONE = "no single source mentions all of "
 UNCOVERED = "each of the closest abstracts misses part of what the question describes: "
-_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED)
+NO_NUMBER = "the abstracts this is about state no number for "
+UNNAMED = "the abstracts this is about never name the "
+_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED)
 
 
 def uncovered_reason(words: list[str]) -> str:

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rag.answer_type import asks_quantity, quantity_heads, quantity_phrase, states_quantity, unnamed_entity
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
-from rag.prompts import NEVER_MENTIONED, NOT_IN_ONE
+from rag.prompts import NEVER_MENTIONED, NO_NUMBER, NOT_IN_ONE, UNNAMED
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -52,22 +53,6 @@ _QWORDS = {
     "sort",
 }
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
-_QUANTITY = re.compile(
-    r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
-    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
-    r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
-    re.I,
-)
-# The thing a quantity question counts or measures ("how many GPU hours", "what learning rate"):
-# the evidence sentence that states the number must name it.
-_QUANTITY_NOUN = re.compile(
-    r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
-    r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
-    r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
-    r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
-    r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
-    re.I,
-)
 _COMPARE = re.compile(
     r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
 )
@@ -78,13 +63,12 @@ _WHICH = re.compile(
 )
 # Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
 # every source close to the best; "which one" questions want the single best.
+# Where a question with several parts starts the next ("..., and how many ...", "...; what ...")
+_CLAUSE = re.compile(
+    r",?\s+and\s+(?=(?:how|what|which|who|when|where|why|do|does|did|is|are|was|were|on|in)\b)|[;?]\s+", re.I
+)
 _BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|contrast|compare)\b", re.I)
 _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
-_QUANTITY_EVIDENCE = re.compile(  # a number, a number word, or a math expression ("in $V$ iterations")
-    r"\d|\$[^$]+\$|\b(one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|"
-    r"dozens?|\w+fold|single)\b",
-    re.I,
-)
 
 
 @functools.cache
@@ -172,17 +156,6 @@ def _mentions(text: str, term: str) -> bool:
     return bool(acronym and acronym.search(text))
 
 
-def quantity_heads(question: str) -> set[str]:
-    """Stemmed head nouns of what a quantity question measures: "how many GPU hours" -> {"hour"}."""
-    heads = set()
-    for m in _QUANTITY_NOUN.finditer(question):
-        phrase = next(g for g in m.groups() if g)
-        words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
-        if words:
-            heads.add(_norm(words[-1]))
-    return heads
-
-
 def _source_texts(hits: list[Hit]) -> list[str]:
     return [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
 
@@ -200,12 +173,19 @@ def idf_coverage(words: set[str], hits: list[Hit], idf: Idf | None) -> float:
 
 
 def answerability(
-    question: str, hits: list[Hit], judge: Judge, idf: Idf | None = None, asked: str | None = None
+    question: str,
+    hits: list[Hit],
+    judge: Judge,
+    idf: Idf | None = None,
+    asked: str | None = None,
+    window: int = 5,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
     paper unless the question compares papers); for "which paper" questions, the IDF-weighted share
     of the described words the best abstract covers; for quantity questions, the best evidence
-    sentence that states a quantity of the thing asked; else the best sentence-level relevance.
+    sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
+    after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
+    the best sentence-level relevance.
 
     `question` is the standalone question (relevance); `asked`, the user's own words (default: the
     same): names, quantities and "which" are read from those, so an earlier turn pulled in for
@@ -227,19 +207,30 @@ def answerability(
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
-    if _QUANTITY.search(own):
-        heads, about = quantity_heads(own), term_focus(question, hits)
+    about = term_focus(question, hits)
+    mine = [(x, e) for x, e in zip(sc, evidence) if not about or e.paper_n in about]
+    if asks_quantity(own):
+        heads = quantity_heads(own)
+        # "How much data was it trained on, and do its likelihoods track binding?": the number answers
+        # its own clause, which the whole question's relevance dilutes
+        context = question[len(own) :] if question.startswith(own) else ""
+        part = [c for c in _CLAUSE.split(own) if asks_quantity(c)]
+        alone = judge.scores(part[0] + context, evidence) if part and part[0] != own else sc
         numeric = [
-            s
-            for s, e in zip(sc, evidence)
-            if (not about or e.paper_n in about)
-            and _QUANTITY_EVIDENCE.search(re.sub(r"[A-Za-z]+-?\d+", "", e.text))
-            and (not heads or heads & content_words(e.text))
+            max(x, y)
+            for x, y, e in zip(sc, alone, evidence)
+            if (not about or e.paper_n in about) and states_quantity(e.text, heads, own, window)
         ]
-        what = f" of {', '.join(sorted(heads))}" if heads else ""
-        return float(max(numeric, default=0.0)), f"quantity asked: best evidence stating a quantity{what}"
+        if not numeric:
+            return 0.0, NO_NUMBER + (quantity_phrase(own) or "what is asked")
+        return max(numeric), "quantity asked: best evidence stating a quantity of what was asked"
     best = float(sc.max()) if len(sc) else 0.0
-    if _WHICH.search(own):
+    if not _WHICH.search(own):  # "which paper uses LLMs ...": a paper is asked for, not an LLM's name
+        focused = mine if about else [(x, e) for x, e in mine if e.paper_n == 1]
+        head = unnamed_entity(own, [(e.text, hits[e.paper_n - 1].paper.title or "") for _, e in focused])
+        if head:
+            return 0.0, UNNAMED + head
+    else:
         words = content_words(_WHICH.sub("", own)) - _QWORDS
         return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
     return best, "best sentence relevance"

@@ -137,6 +137,11 @@ class GroundingSettings(BaseModel):
         "Judge: factor for a claim whose numbers/named methods the evidence lacks, or whose negation differs.",
     )
     refuse_threshold: float = D(0.15, "Answerability below which the question is refused before generation.")
+    quantity_window: int = D(
+        5,
+        "A question wanting a number is answerable only from a sentence stating a new number within this many "
+        "tokens of the thing measured (calibration half: refuses 2 of 2 such seeds unanswerables, 0 answerable).",
+    )
     drop_unsupported: bool = D(False, "Drop unsupported answer sentences (default: shown, marked).")
     focus_ratio: float = D(
         0.95, "Sources this close to the most question-relevant one are shown and citable."

@@ -2,6 +2,7 @@
 
 import pytest
 
+from rag.answer_type import quantity_heads
 from rag.cite import Judge
 from rag.question import (
     _absent_runs,
@@ -10,7 +11,6 @@ from rag.question import (
     idf_coverage,
     missing_aspects,
     named_terms,
-    quantity_heads,
 )
 from rag.types import Hit
 from tests.conftest import CEL, RL
@@ -36,13 +36,13 @@ def test_named_terms_and_answerability(judge):
 
 def test_quantity_questions_need_the_asked_quantity_in_the_named_paper(judge):
     assert quantity_heads("How many GPU hours does MR.Q need?") == {"hour"}
-    assert quantity_heads("What learning rate and batch size were used?") == {"rate", "size"}
+    assert {"rate", "size"} <= quantity_heads("What learning rate and batch size were used?")
     hits = [Hit(RL, 1.0), Hit(CEL, 0.5)]
     assert (
         answerability("How many continuous-control tasks does MR.Q match baselines on?", hits, judge)[0] > 0.3
     )
     score, why = answerability("How many training hours does MR.Q need?", hits, judge)
-    assert score == 0.0 and "hour" in why  # the abstract counts tasks, not hours
+    assert score == 0.0 and why.endswith("training hours")  # the abstract counts tasks, not hours
     # Celcomen states an accuracy, MR.Q doesn't: the question is about MR.Q
     assert answerability("What accuracy does MR.Q reach?", hits, judge)[0] == 0.0
     assert answerability("What accuracy does Celcomen reach?", hits, judge)[0] > 0.3

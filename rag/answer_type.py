@@ -1,0 +1,195 @@
+"""What kind of answer a question needs, and whether an abstract sentence supplies it.
+
+"How many GPU hours", "what PSNR does X reach": a number, next to the thing measured. "Which
+simulator", "which LLM": a name the question does not already give. An abstract that talks about
+the subject but never states the number or the name cannot answer, however relevant it reads, so
+such questions are refused before generation instead of drafting around the gap.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag.cite import _norm, flatten, stopwords
+
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
+    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
+    r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
+    re.I,
+)
+# The thing a quantity question counts or measures ("how many GPU hours", "what learning rate"):
+# the evidence sentence that states the number must name it.
+_QUANTITY_NOUN = re.compile(
+    r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
+    r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
+    r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
+    r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
+    r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
+    re.I,
+)
+_AUX = r"does|do|did|is|was|are|were|has|have|had|can|could|would"
+# "What [exact] PSNR does X reach", "what AP50 gains do they report": a measured value, named by its
+# metric (the phrase's last word) and ended by a verb, a preposition or the question's end.
+_METRIC = (
+    r"accuracy|accuracies|score|psnr|ssim|lpips|fid|perplexity|ratio|speed-?up|gain|improvement|reduction|"
+    r"saving|rate|error|f1|bleu|rouge|auc|auroc|recall|precision|throughput|latency|map|ap\d*|percentage|"
+    r"compression"
+)
+_VALUE = re.compile(
+    rf"\b(?:what|which)\s+((?:[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
+    rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;]|$)",
+    re.I,
+)
+# Words of a value phrase that qualify it rather than say what is measured
+_QUALIFIERS = {
+    "exact",
+    "precise",
+    "specific",
+    "overall",
+    "average",
+    "mean",
+    "final",
+    "reported",
+    "best",
+    "headline",
+}
+# A metric an abstract may state under another word ("+5.3 improvement" for "what gains")
+_METRIC_SYNONYMS = {
+    "gain": {"improv", "increas", "boost", "outperform"},
+    "improv": {"gain", "increas", "boost"},
+    "reduct": {"decreas", "save", "lower", "fewer"},
+    "save": {"reduct", "decreas", "fewer"},
+    "speedup": {"faster", "speed", "acceler"},
+}
+# The value is measured on something the question names after its verb ("... reach on KAIST?")
+_VALUE_VERB = re.compile(
+    r"\b(reach|reaches|achieve|achieves|attain|attains|obtain|obtains|report|reports|get|gets|score|scores)\b",
+    re.I,
+)
+# Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
+_ENTITY = re.compile(
+    r"\b(?:which|what)\s+(?:[\w\-]+\s+){0,3}?"
+    r"(simulators?|datasets?|benchmarks?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
+    r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
+    rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s)\b|\s*[?,;]|$)",
+    re.I,
+)
+# ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
+_INTRODUCED = re.compile(
+    r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?|creat\w*|collect\w*|curat\w*)\b", re.I
+)
+# Sentence tokens: math and O(...) expressions whole, then words with inner punctuation ("Llama3-70B", "+5.3%")
+_TOKEN = re.compile(r"O\([^)]{1,30}\)|\$[^$]{1,60}\$|[A-Za-z0-9][A-Za-z0-9@.%\-]*[A-Za-z0-9%]|\d")
+
+
+def asks_quantity(question: str) -> bool:
+    """The question wants a number: a count, a size, or a measured value."""
+    return bool(_QUANTITY.search(question) or _VALUE.search(question))
+
+
+def quantity_heads(question: str) -> set[str]:
+    """Stemmed words naming what a quantity question counts or measures: "how many GPU hours" ->
+    {"hour"}; "what AP50 gains ... on ScanNet?" -> the metric's words and synonyms, and the names
+    the value is measured on."""
+    heads = set()
+    for m in _QUANTITY_NOUN.finditer(question):
+        phrase = next(g for g in m.groups() if g)
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
+        if words:
+            heads.add(_norm(words[-1]))
+    for m in _VALUE.finditer(question):
+        for w in re.findall(r"[\w@.\-]+", m.group(1)):
+            if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
+                heads |= {_norm(w)} | _METRIC_SYNONYMS.get(_norm(w), set())
+        verb = _VALUE_VERB.search(question, m.end())
+        if verb:
+            from rag.question import named_terms  # (question imports this module)
+
+            heads |= {_norm(t) for t in named_terms(question[verb.end() :])}
+    return heads
+
+
+def quantity_phrase(question: str) -> str | None:
+    """The words naming what a quantity question measures, as the user wrote them ("GPU hours")."""
+    found = [m for m in (_QUANTITY_NOUN.search(question), _VALUE.search(question)) if m]
+    if not found:
+        return None
+    m = min(found, key=lambda m: (m.start(), -m.end()))  # the first, and of those the longest
+    words = [w for w in next(g for g in m.groups() if g).split() if w.lower() not in _QUALIFIERS]
+    return " ".join(words) or None
+
+
+_NUMBER = re.compile(r"\d[\d.,]*(?:-\d[\d.,]*)?(?:%|x|×|k|K|M|B)?")
+_NUMBER_WORD = re.compile(
+    r"one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
+    r"\w+fold|single",
+    re.I,
+)
+
+
+def _is_number(tok: str) -> bool:
+    """ "135", "+5.3", "90%", "12-458x", "2.3B", "three", "$O(d^{1/3})$"; not "Llama3-70B" or "AP50"."""
+    return tok.startswith(("O(", "$")) or bool(_NUMBER.fullmatch(tok) or _NUMBER_WORD.fullmatch(tok))
+
+
+def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> bool:
+    """Whether the sentence states a number that the question (`given`) does not already hold, within
+    `window` tokens of a word of `heads` (any number when there are no heads)."""
+    have = {flatten(t) for t in _TOKEN.findall(given)}
+    toks = _TOKEN.findall(sentence)
+    nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
+    if not heads:
+        return bool(nums)
+    at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
+    return any(abs(i - j) <= window for i in nums for j in at)
+
+
+def entity_heads(question: str) -> list[str]:
+    """The kinds of named thing the question asks for ("which simulator", "which LLMs"); none when
+    the question is about something the paper introduces."""
+    if _INTRODUCED.search(question):
+        return []
+    return [m.group(1).lower() for m in _ENTITY.finditer(question)]
+
+
+def _head_stems(head: str) -> set[str]:
+    words = re.findall(r"[a-z]+", head)
+    stems = {_norm(words[-1])}
+    if "language" in words or words[-1].startswith("llm"):
+        stems |= {_norm("llm"), _norm("language")}
+    return stems
+
+
+def _names(sentence: str, known: set[str]) -> list[str]:
+    """Proper names in a sentence (acronyms, CamelCase, letter+digit names, capitalised words after
+    its first) that are not in `known` (flattened words and stems of the question and title)."""
+    out = []
+    for i, t in enumerate(_TOKEN.findall(sentence)):
+        if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
+            continue
+        upper = sum(c.isupper() for c in t)
+        named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
+        if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
+            out.append(t)
+    return out
+
+
+def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | None:
+    """The first kind of named thing the question asks for ("simulator") that the sentences talking
+    about it never name; None when each is named or never talked about (other checks decide then).
+    `sentences`: (text, its paper's title) from the papers the question is about."""
+    asked = {flatten(t) for t in _TOKEN.findall(question)} | {_norm(t) for t in _TOKEN.findall(question)}
+    for head in entity_heads(question):
+        stems = _head_stems(head)
+        talk = [
+            (text, title)
+            for text, title in sentences
+            if stems & {_norm(p) for t in _TOKEN.findall(text) for p in [t, *t.split("-")]}
+        ]
+        known = asked | stems
+        if talk and not any(
+            _names(text, known | {flatten(t) for t in _TOKEN.findall(title)}) for text, title in talk
+        ):
+            return head
+    return None

@@ -1,0 +1,108 @@
+"""Answer types: a number next to the thing measured, a name for "which simulator" questions."""
+
+import pytest
+
+from rag.answer_type import (
+    asks_quantity,
+    entity_heads,
+    quantity_heads,
+    quantity_phrase,
+    states_quantity,
+    unnamed_entity,
+)
+from rag.cite import Judge
+from rag.question import answerability
+from rag.types import Hit, Paper
+from tests.conftest import CEL, RL
+
+
+@pytest.mark.parametrize(
+    "question, wants",
+    [
+        ("How many GPU hours does it need?", True),
+        ("What exact PSNR does the method reach on KAIST?", True),
+        ("What perplexity does it get on WikiText2?", True),
+        ("What FLOPs savings does it report?", True),
+        ("What accuracy does MR.Q reach?", True),
+        ("What does the method do?", False),
+        ("What two changes does it make to CLIP?", False),
+        ("Which metric does it propose?", False),
+    ],
+)
+def test_questions_wanting_a_number(question, wants):
+    assert asks_quantity(question) is wants
+
+
+def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
+    assert quantity_heads("How many cell images were used?") == {"imag"}
+    heads = quantity_heads("What AP50 gains does DEST report on ScanNet V2?")
+    assert {"ap50", "gain", "improv", "scannet"} <= heads  # metric, synonym, benchmark after the verb
+    assert "dest" not in heads  # the method itself is not what is measured
+    assert quantity_heads("What exact PSNR does it reach?") == {"psnr"}  # "exact" only qualifies
+    assert quantity_phrase("How many GPU hours does MR.Q need?") == "GPU hours"
+    assert quantity_phrase("What exact PSNR does it reach?") == "PSNR"
+
+
+@pytest.mark.parametrize(
+    "sentence, found",
+    [
+        ("It reaches 35.2 dB PSNR on KAIST.", True),
+        ("PSNR improves to 35.2 dB.", True),
+        ("We report PSNR and SSIM that beat all baselines on KAIST and three other datasets.", False),
+        ("Trained with Llama3-70B, the PSNR is high.", False),  # a name with digits is no number
+        ("It attains $\\mathcal{O}(k)$ PSNR scaling.", True),  # a math expression counts
+    ],
+)
+def test_a_number_must_stand_next_to_the_measured_thing(sentence, found):
+    assert states_quantity(sentence, {"psnr"}, "What PSNR does it reach?", window=3) is found
+
+
+def test_a_number_the_question_already_gives_is_no_answer():
+    q = "What speedup does it get for 4096 tokens?"
+    assert not states_quantity("The speedup grows with 4096 tokens.", {"speedup"}, q, window=5)
+    assert states_quantity("A 2.1x speedup at 4096 tokens.", {"speedup"}, q, window=5)
+
+
+def test_entity_questions_want_a_name_unless_the_paper_made_the_thing():
+    assert entity_heads("Which physics simulator were the policies trained in?") == ["simulator"]
+    assert entity_heads("Which LLMs was it evaluated with?") == ["llms"]
+    assert entity_heads("What new datasets were released with it?") == []  # described, not named
+    assert entity_heads("What model family is it derived from?") == []  # "family" is the head
+
+
+def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
+    q = "Which simulator were the SRSA policies trained in?"
+    vague = [("Policies trained with SRSA in simulation reach a 90% success rate.", "SRSA")]
+    named = [("Policies trained with SRSA in the IsaacLab simulator transfer to real robots.", "SRSA")]
+    assert unnamed_entity(q, vague) == "simulator"
+    assert unnamed_entity(q, named) is None
+    # the paper's own name (in its title) is not the simulator's
+    assert unnamed_entity(q, [("SimCore simulates assembly.", "SimCore: fast assembly")]) == "simulator"
+    assert unnamed_entity(q, [("We study assembly.", "SRSA")]) is None  # never talked about: others decide
+
+
+@pytest.fixture(scope="module")
+def judge(embedder):
+    return Judge(embedder)
+
+
+def test_answerability_refuses_what_the_abstract_never_states(judge):
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    score, why = answerability("What F1 score does Celcomen reach?", hits, judge)
+    assert score == 0.0 and why.endswith("F1 score")  # it states an accuracy, no F1
+    assert answerability("What accuracy does Celcomen reach?", hits, judge)[0] > 0.3
+    sim = Paper(
+        "P3", "We train MR.Q policies in simulation and deploy them on a real arm.", "a.txt", 2, title="X"
+    )
+    score, why = answerability("Which simulator were the MR.Q policies trained in?", [Hit(sim, 1.0)], judge)
+    assert score == 0.0 and why.endswith("simulator")
+    named = Paper("P4", "We train MR.Q policies in the MuJoCo simulator.", "a.txt", 3, title="X")
+    assert (
+        answerability("Which simulator were the MR.Q policies trained in?", [Hit(named, 1.0)], judge)[0] > 0.3
+    )
+
+
+def test_a_quantity_clause_is_judged_on_its_own(judge):
+    """The second clause of a two-part question must not dilute the number the first part asks for."""
+    q = "How many continuous-control tasks does MR.Q match baselines on, and what does MR.Q represent?"
+    assert answerability(q, [Hit(RL, 1.0), Hit(CEL, 0.5)], judge)[0] > 0.3
