@@ -36,8 +36,10 @@ _METRIC = (
     r"saving|rate|error|f1|bleu|rouge|auc|auroc|recall|precision|throughput|latency|map|ap\d*|percentage|"
     r"compression"
 )
+# Words between "what" and the metric that make the metric a verb ("what exactly does it score?")
+_NOT_MODIFIER = rf"(?!(?:{_AUX}|it|they|we|this|that|these|those)\b)"
 _VALUE = re.compile(
-    rf"\b(?:what|which)\s+((?:[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
+    rf"\b(?:what|which)\s+((?:{_NOT_MODIFIER}[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
     rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;]|$)",
     re.I,
 )
@@ -69,7 +71,7 @@ _VALUE_VERB = re.compile(
 )
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
-    r"\b(?:which|what)\s+(?:[\w\-]+\s+){0,3}?"
+    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}[\w\-]+\s+){{0,3}}?"
     r"(simulators?|datasets?|benchmarks?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
     r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
     rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s)\b|\s*[?,;]|$)",
@@ -83,8 +85,16 @@ _INTRODUCED = re.compile(
 _TOKEN = re.compile(r"O\([^)]{1,30}\)|\$[^$]{1,60}\$|[A-Za-z0-9][A-Za-z0-9@.%\-]*[A-Za-z0-9%]|\d")
 
 
+_COUNTS_PAPERS = re.compile(
+    r"\bhow many (?:\w+ ){0,2}?(?:papers|works|studies|submissions|abstracts)\b", re.I
+)
+
+
 def asks_quantity(question: str) -> bool:
-    """The question wants a number: a count, a size, or a measured value."""
+    """The question wants a number an abstract states: a count, a size, or a measured value (not a
+    count of papers, which the lister gives)."""
+    if _COUNTS_PAPERS.search(question):
+        return False
     return bool(_QUANTITY.search(question) or _VALUE.search(question))
 
 

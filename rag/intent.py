@@ -19,6 +19,7 @@ _LIST_HEAD = re.compile(
     rf"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:"
     rf"(?:which|what)\s+(?:(?:\w+|\w+-\w+)\s+){{0,2}}?{_PAPER_NOUN}\b|"  # which (ICLR) papers / what recent works
     rf"(?:is|are)\s+there\s+(?:\w+\s+){{0,2}}?{_PAPER_NOUN}\b|"  # is there any work / are there papers
+    r"how\s+many\s+(?:\w+\s+){0,2}?(?:papers|works|studies|articles|abstracts|submissions|publications)\b|"
     rf"(?:does|do)\s+any\s+(?:\w+\s+){{0,1}}?{_PAPER_NOUN}\b|"
     rf"any\s+{_PAPER_NOUN}\b|"
     rf"(?:list|find|show|name|enumerate|give)\s+(?:me\s+)?(?:\w+\s+){{0,3}}?{_PAPER_NOUN}\b|"

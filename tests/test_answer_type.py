@@ -27,6 +27,8 @@ from tests.conftest import CEL, RL
         ("What does the method do?", False),
         ("What two changes does it make to CLIP?", False),
         ("Which metric does it propose?", False),
+        ("What does the discriminator learn, and what exactly does it score?", False),  # "score" a verb
+        ("How many papers study unlearning?", False),  # a count of papers: the lister's
     ],
 )
 def test_questions_wanting_a_number(question, wants):
@@ -68,6 +70,7 @@ def test_entity_questions_want_a_name_unless_the_paper_made_the_thing():
     assert entity_heads("Which LLMs was it evaluated with?") == ["llms"]
     assert entity_heads("What new datasets were released with it?") == []  # described, not named
     assert entity_heads("What model family is it derived from?") == []  # "family" is the head
+    assert entity_heads("What does it do, and which does it model?") == []  # "model" a verb
 
 
 def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
