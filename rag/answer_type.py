@@ -133,13 +133,14 @@ def quantity_phrase(question: str) -> str | None:
 _NUMBER = re.compile(r"\d[\d.,]*(?:-\d[\d.,]*)?(?:%|x|×|k|K|M|B)?")
 _NUMBER_WORD = re.compile(
     r"one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
-    r"\w+fold|single",
+    r"\w+fold|single|(?:sub|super)?linear|quadratic|cubic|exponential|logarithmic|polynomial",  # orders of growth
     re.I,
 )
 
 
 def _is_number(tok: str) -> bool:
-    """ "135", "+5.3", "90%", "12-458x", "2.3B", "three", "$O(d^{1/3})$"; not "Llama3-70B" or "AP50"."""
+    """ "135", "+5.3", "90%", "12-458x", "2.3B", "three", "linear" (a speedup's order), "$O(d^{1/3})$";
+    not "Llama3-70B" or "AP50"."""
     return tok.startswith(("O(", "$")) or bool(_NUMBER.fullmatch(tok) or _NUMBER_WORD.fullmatch(tok))
 
 

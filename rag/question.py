@@ -209,7 +209,8 @@ def answerability(
     sc = judge.scores(question, evidence)
     about = term_focus(question, hits)
     mine = [(x, e) for x, e in zip(sc, evidence) if not about or e.paper_n in about]
-    if asks_quantity(own):
+    which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
+    if asks_quantity(own) and not which:
         heads = quantity_heads(own)
         # "How much data was it trained on, and do its likelihoods track binding?": the number answers
         # its own clause, which the whole question's relevance dilutes
@@ -225,7 +226,7 @@ def answerability(
             return 0.0, NO_NUMBER + (quantity_phrase(own) or "what is asked")
         return max(numeric), "quantity asked: best evidence stating a quantity of what was asked"
     best = float(sc.max()) if len(sc) else 0.0
-    if not _WHICH.search(own):  # "which paper uses LLMs ...": a paper is asked for, not an LLM's name
+    if not which:
         focused = mine if about else [(x, e) for x, e in mine if e.paper_n == 1]
         head = unnamed_entity(own, [(e.text, hits[e.paper_n - 1].paper.title or "") for _, e in focused])
         if head:

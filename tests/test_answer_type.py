@@ -53,6 +53,7 @@ def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
         ("We report PSNR and SSIM that beat all baselines on KAIST and three other datasets.", False),
         ("Trained with Llama3-70B, the PSNR is high.", False),  # a name with digits is no number
         ("It attains $\\mathcal{O}(k)$ PSNR scaling.", True),  # a math expression counts
+        ("We prove a linear PSNR gain in the number of views.", True),  # an order of growth counts
     ],
 )
 def test_a_number_must_stand_next_to_the_measured_thing(sentence, found):
@@ -103,6 +104,15 @@ def test_answerability_refuses_what_the_abstract_never_states(judge):
     assert (
         answerability("Which simulator were the MR.Q policies trained in?", [Hit(named, 1.0)], judge)[0] > 0.3
     )
+
+
+def test_which_paper_questions_want_a_paper_not_a_number_or_a_name(judge):
+    hits = [Hit(RL, 1.0), Hit(CEL, 0.5)]
+    score, why = answerability("Which paper defines a precision score for offline RL agents?", hits, judge)
+    assert "which-paper" in why  # scored by coverage, not refused for stating no precision number
+    sim = Paper("P5", "We train robot policies in simulation and study their transfer.", "a.txt", 4, title="T")
+    score, why = answerability("Which paper uses a simulator?", [Hit(sim, 1.0)], judge)
+    assert "which-paper" in why  # not "never name the simulator"
 
 
 def test_a_quantity_clause_is_judged_on_its_own(judge):
