@@ -315,7 +315,7 @@ class Index:
             on_progress(0, total)
         for group in self._groups(todo):
             texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
-            added, replaced = self._write_group(group, embedder.encode(texts))
+            added, replaced = self._write_group(group, embedder.encode(texts, bulk=True))
             rep.added += added
             rep.removed += replaced
             bar.update(added)

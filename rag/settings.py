@@ -79,6 +79,12 @@ class StorageSettings(BaseModel):
         "it keeps the float32 embedder name (stores stay valid). Without native support bfloat16 is emulated "
         "and slow, hence auto.",
     )
+    embed_workers: int = D(
+        0,
+        "Concurrent embedder streams for large inputs (ingest), each on threads/workers intra-op threads; 0: one "
+        "per CPU thread, 1: a single stream. Measured on 2 cores, 1,465 bundled-corpus chunks, bfloat16, three "
+        "alternating runs: 2 streams x 1 thread give 1.12-1.13x the chunks/s of 1 stream x 2 threads.",
+    )
     embed_int8: bool = D(False, "Dynamic int8 embedder (changes vectors: mean cosine 0.90 to fp32).")
     embed_max_tokens: int = D(
         128,

@@ -82,7 +82,7 @@ class FakeEmbedder:
     def __init__(self, delay_s: float = 0.0):
         self.calls, self.delay_s = 0, delay_s
 
-    def encode(self, texts, progress=False):
+    def encode(self, texts, progress=False, bulk=False):
         import hashlib
 
         import numpy as np

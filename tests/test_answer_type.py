@@ -110,7 +110,9 @@ def test_which_paper_questions_want_a_paper_not_a_number_or_a_name(judge):
     hits = [Hit(RL, 1.0), Hit(CEL, 0.5)]
     score, why = answerability("Which paper defines a precision score for offline RL agents?", hits, judge)
     assert "which-paper" in why  # scored by coverage, not refused for stating no precision number
-    sim = Paper("P5", "We train robot policies in simulation and study their transfer.", "a.txt", 4, title="T")
+    sim = Paper(
+        "P5", "We train robot policies in simulation and study their transfer.", "a.txt", 4, title="T"
+    )
     score, why = answerability("Which paper uses a simulator?", [Hit(sim, 1.0)], judge)
     assert "which-paper" in why  # not "never name the simulator"
 

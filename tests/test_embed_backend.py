@@ -97,3 +97,18 @@ def test_bfloat16_embedder_gives_float32_vectors_under_the_same_name(cache):
         embedder.Embedder(Settings(model_cache=cache, embed_int8=True, embed_dtype="bfloat16")).dtype
         == "float32"
     )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_bulk_streams_give_the_single_stream_vectors_in_input_order(cache, dtype):
+    import torch
+
+    e = embedder.Embedder(Settings(model_cache=cache, embed_dtype=dtype, embed_workers=2, embed_batch=4))
+    texts = TEXTS * 3  # 60 texts: 15 batches over 2 streams
+    threads = torch.get_num_threads()
+    bulk, one = np.asarray(e.encode(texts, bulk=True)), np.asarray(e.encode(texts))
+    assert bulk.shape == one.shape and cos(bulk, one).min() >= 0.9999  # same rows, same order
+    assert np.allclose(np.linalg.norm(bulk, axis=1), 1.0, atol=1e-5)
+    assert torch.get_num_threads() == threads  # the process's threads are given back
+    single = embedder.Embedder(Settings(model_cache=cache, embed_dtype=dtype, embed_workers=1, embed_batch=4))
+    assert cos(np.asarray(single.encode(texts, bulk=True)), one).min() >= 0.9999

@@ -19,7 +19,7 @@ class CountingEmbedder:
     def __init__(self, inner):
         self.inner, self.name, self.calls = inner, inner.name, 0
 
-    def encode(self, texts, progress=False):
+    def encode(self, texts, progress=False, bulk=False):
         self.calls += len(texts)
         return self.inner.encode(texts)
 
