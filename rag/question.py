@@ -53,12 +53,8 @@ _QWORDS = {
     "sort",
 }
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
-# Papers side by side: "both", "compare", "A and B each", "each of them"; not "each other", "each task"
-# or "between two molecules", which describe one paper's subject
 _COMPARE = re.compile(
-    r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|"
-    r"each (?:one|of (?:them|the two|these|those))|between (?:them|the two|these|those)|and [\w.\-]+ each)\b",
-    re.I,
+    r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
 )
 _WHICH = re.compile(
     r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?|"

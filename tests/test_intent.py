@@ -24,11 +24,6 @@ import pytest
         ("How do DANSM and EvoGen differ?", "compare"),
         ("Compare Lean-STaR with MR.Q.", "compare"),
         ("What is the difference between the two diffusion training methods?", "compare"),
-        ("How do SmODE and MR.Q each smooth control?", "compare"),
-        ("What is each one normalizing for?", "compare"),
-        ("In CALL, what do driving agents share with each other?", "explain"),  # reciprocal, one paper
-        ("Meta-learning that adapts the optimizer to each task.", "explain"),
-        ("Modelling the forces between two molecules with a bottleneck.", "explain"),
         ("What does Celcomen do?", "explain"),
         ("How many chaotic systems were used to test forecasting?", "explain"),
         ("Why does the randomized midpoint method converge faster?", "explain"),
