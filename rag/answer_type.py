@@ -100,8 +100,7 @@ def asks_quantity(question: str) -> bool:
 
 def quantity_heads(question: str) -> set[str]:
     """Stemmed words naming what a quantity question counts or measures: "how many GPU hours" ->
-    {"hour"}; "what AP50 gains ... on ScanNet?" -> the metric's words and synonyms, and the names
-    the value is measured on."""
+    {"hour"}; "what AP50 gains ...?" -> the metric's words and their synonyms."""
     heads = set()
     for m in _QUANTITY_NOUN.finditer(question):
         phrase = next(g for g in m.groups() if g)
@@ -112,12 +111,15 @@ def quantity_heads(question: str) -> set[str]:
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
                 heads |= {_norm(w)} | _METRIC_SYNONYMS.get(_norm(w), set())
-        verb = _VALUE_VERB.search(question, m.end())
-        if verb:
-            from rag.question import named_terms  # (question imports this module)
-
-            heads |= {_norm(t) for t in named_terms(question[verb.end() :])}
     return heads
+
+
+def measured_on(question: str) -> str:
+    """The part of a value question naming where the value is measured ("… reach on the KAIST
+    dataset?" -> "on the KAIST dataset?"): its names count as heads too ("ScanNet V2 (+5.3)")."""
+    m = _VALUE.search(question)
+    verb = _VALUE_VERB.search(question, m.end()) if m else None
+    return question[verb.end() :] if verb else ""
 
 
 def quantity_phrase(question: str) -> str | None:

@@ -102,7 +102,9 @@ class Embedder:
             with torch.inference_mode(), cast:
                 return self.model(f)["sentence_embedding"].float()
 
-        if self._pool is None:  # kept: a fresh pool per block peaked at 1.92 GiB RSS, this one at 1.65 (conference)
+        if (
+            self._pool is None
+        ):  # kept: a fresh pool per block peaked at 1.92 GiB RSS, this one at 1.65 (conference)
             self._pool = ThreadPoolExecutor(n, thread_name_prefix="embed")
         threads = torch.get_num_threads()
         torch.set_num_threads(max(1, threads // n))

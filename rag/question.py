@@ -13,7 +13,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag.answer_type import asks_quantity, quantity_heads, quantity_phrase, states_quantity, unnamed_entity
+from rag.answer_type import (
+    asks_quantity,
+    measured_on,
+    quantity_heads,
+    quantity_phrase,
+    states_quantity,
+    unnamed_entity,
+)
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
 from rag.prompts import NEVER_MENTIONED, NO_NUMBER, NOT_IN_ONE, UNNAMED
@@ -211,7 +218,7 @@ def answerability(
     mine = [(x, e) for x, e in zip(sc, evidence) if not about or e.paper_n in about]
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     if asks_quantity(own) and not which:
-        heads = quantity_heads(own)
+        heads = quantity_heads(own) | {_norm(t) for t in named_terms(measured_on(own))}
         # "How much data was it trained on, and do its likelihoods track binding?": the number answers
         # its own clause, which the whole question's relevance dilutes
         context = question[len(own) :] if question.startswith(own) else ""
