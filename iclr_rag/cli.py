@@ -1,165 +1,32 @@
-"""`rag` command line: ingest, ask, chat, summarize, serve, eval, bench."""
+"""`rag` command line: ingest, ask, chat, summarize, serve, list; eval, eval-lists and bench come from
+iclr_rag.cli_eval, the shared flags and settings from iclr_rag.options."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import sys
-import typing
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from iclr_rag import cli_eval
+from iclr_rag.options import (
+    ANSWERING,
+    FILTERS,
+    STORE,
+    JsonOut,
+    collection_flag,
+    for_conference,
+    friendly,
+    with_settings,
+)
 from rag.errors import UserError
 from rag.settings import Settings
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Cited answers about ICLR 2025 papers, offline."
 )
-
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Index folder [env RAG_DATA_DIR].")]
-ChromaUrl = Annotated[
-    str | None, typer.Option("--chroma-url", help="Chroma server URL; unset = embedded [env RAG_CHROMA_URL].")
-]
-Collection = Annotated[
-    str | None, typer.Option("--collection", help="Chroma collection name [env RAG_COLLECTION].")
-]
-Llm = Annotated[
-    str | None,
-    typer.Option("--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf [env RAG_LLM]."),
-]
-TopK = Annotated[
-    int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve [env RAG_TOP_K].")
-]
-ModeOpt = Annotated[str | None, typer.Option("--mode", help="hybrid | dense | bm25 [env RAG_MODE].")]
-MaxNew = Annotated[
-    int | None, typer.Option("--max-new-tokens", min=8, help="Generation budget [env RAG_MAX_NEW_TOKENS].")
-]
-Threads = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads [env RAG_THREADS].")]
-ChunkSize = Annotated[
-    int | None, typer.Option("--chunk-size", min=32, help="Chunk size in tokens [env RAG_CHUNK_SIZE].")
-]
-ChunkOverlap = Annotated[
-    int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap [env RAG_CHUNK_OVERLAP].")
-]
-JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-ConferenceOpt = Annotated[
-    bool,
-    typer.Option(
-        "--conference", help="Ask the bundled 11,672 ICLR 2025 submissions (after `rag ingest --conference`)."
-    ),
-]
-Decision = Annotated[
-    str | None,
-    typer.Option(
-        "--decision",
-        help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
-        "('Accept (Oral)', 'Desk Rejected', ...) [env RAG_DECISION].",
-    ),
-]
-Area = Annotated[
-    str | None, typer.Option("--area", help="Only papers in this primary area (any case) [env RAG_AREA].")
-]
-Author = Annotated[
-    str | None,
-    typer.Option(
-        "--author", help="Only papers with an author matching NAME (any case/accents) [env RAG_AUTHOR]."
-    ),
-]
-
-
-def make_settings(**flags) -> Settings:
-    """CLI flags override env vars, which override defaults. `conference`: the bundled conference's
-    collection instead of the seeds' (unless --collection names one)."""
-    if flags.get("mode") not in (None, "hybrid", "dense", "bm25"):
-        raise UserError(f"Unknown --mode '{flags['mode']}': use hybrid, dense or bm25.")
-    conference = flags.pop("conference", None)
-    s = Settings(**{k: v for k, v in flags.items() if v is not None})
-    return for_conference(s, explicit=flags.get("collection")) if conference else s
-
-
-def collection_flag(s: Settings) -> str | None:
-    """The collection the user named (flag or env), if it isn't the default."""
-    return s.collection if s.collection != Settings.model_fields["collection"].default else None
-
-
-def for_conference(s: Settings, explicit: str | None = None) -> Settings:
-    """Settings that read and write the bundled conference's own collection."""
-    return s if explicit else s.model_copy(update={"collection": s.conference_collection})
-
-
-# Each settings flag, declared once; commands name the ones they take (`with_settings`).
-SETTINGS_OPTIONS = {
-    "data_dir": DataDir,
-    "chroma_url": ChromaUrl,
-    "collection": Collection,
-    "llm": Llm,
-    "top_k": TopK,
-    "mode": ModeOpt,
-    "max_new_tokens": MaxNew,
-    "threads": Threads,
-    "chunk_size": ChunkSize,
-    "chunk_overlap": ChunkOverlap,
-    "decision": Decision,
-    "area": Area,
-    "author": Author,
-    "conference": ConferenceOpt,
-}
-FLAG_DEFAULTS = {"conference": False}  # on/off flags; every other option defaults to None (= settings)
-STORE = ("data_dir", "chroma_url", "collection")
-FILTERS = ("decision", "area", "author")
-ANSWERING = (*STORE, "llm", "threads", "top_k", "mode", *FILTERS, "conference")
-
-
-def with_settings(*names: str):
-    """Add the named settings flags to a command and hand it `settings` (make_settings of them)."""
-
-    def deco(fn):
-        sig = inspect.signature(fn)
-        hints = typing.get_type_hints(fn, include_extras=True)  # this module defers annotations
-        params = [
-            p.replace(annotation=hints.get(p.name, p.annotation))
-            for p in sig.parameters.values()
-            if p.name != "settings"
-        ]
-        params += [
-            inspect.Parameter(
-                n,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=FLAG_DEFAULTS.get(n),
-                annotation=SETTINGS_OPTIONS[n],
-            )
-            for n in names
-        ]
-
-        @functools.wraps(fn)
-        def wrapper(*a, **kw):
-            flags = {n: kw.pop(n, None) for n in names}
-            return fn(*a, settings=make_settings(**flags), **kw)
-
-        wrapper.__signature__ = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        return wrapper
-
-    return deco
-
-
-def friendly(fn):
-    """User errors become one clear line on stderr and exit code 2, never a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*a, **kw):
-        try:
-            return fn(*a, **kw)
-        except UserError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            raise typer.Exit(130) from None
-
-    return wrapper
 
 
 def _open_index(settings: Settings):
@@ -444,119 +311,6 @@ def list_cmd(
         typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
 
 
-@app.command("eval")
-@friendly
-@with_settings("top_k", "mode", "llm", "threads")
-def eval_cmd(
-    questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
-    corpus: Annotated[
-        str, typer.Option(help="seeds, or a .jsonl/.txt file or folder (e.g. the full ICLR 2025 JSONL).")
-    ] = "seeds",
-    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out"),
-    compare: Annotated[str | None, typer.Option(help="Comma list of dense,bm25,hybrid,baseline.")] = None,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="At most N questions (round-robin over types).")
-    ] = None,
-    split: Annotated[
-        str, typer.Option(help="Dev-set half: heldout (the figures that count), calibration, or all.")
-    ] = "heldout",
-    scale: Annotated[
-        str | None, typer.Option(help="Questions written for: seeds or full (default: from --corpus).")
-    ] = None,
-    retrieval_only: Annotated[
-        bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")
-    ] = False,
-    types: Annotated[str | None, typer.Option(help="Comma list of question types to keep.")] = None,
-    ids: Annotated[str | None, typer.Option(help="Comma list of question ids to keep.")] = None,
-    depth: Annotated[int | None, typer.Option(min=1, help="Ranking depth recorded per question.")] = None,
-    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG plots.")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
-    *,
-    settings: Settings,
-):
-    """Run a question set through the engine and write report.json/.md, rows.jsonl and plots."""
-    import eval.report
-    import eval.run
-
-    extra = {"depth": depth} if depth else {}
-    rep = eval.run.main(
-        questions,
-        corpus,
-        out,
-        compare,
-        limit,
-        settings,
-        data_dir=data_dir,
-        retrieval_only=retrieval_only,
-        types=types.split(",") if types else None,
-        ids=ids.split(",") if ids else None,
-        plots=not no_plots,
-        split=split,
-        scale=scale,
-        **extra,
-    )
-    typer.echo(eval.report.headline(rep))
-    typer.echo(f"-> {out / 'report.md'}")
-
-
-@app.command("eval-lists")
-@friendly
-@with_settings(*STORE, "threads", "mode")
-def eval_lists_cmd(
-    topics: Annotated[Path, typer.Option(help="JSONL gold topics.")] = Path("eval/list_topics.jsonl"),
-    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/lists"),
-    min_score: Annotated[
-        float | None, typer.Option("--min-score", help="Score bar to report at (default: lister_min_score).")
-    ] = None,
-    *,
-    settings: Settings,
-):
-    """`rag list` on the gold topics: recall, judged precision and time per list, both halves;
-    the score bar that the calibration half supports. Writes report.json/.md and rows.jsonl."""
-    import eval.lists
-
-    rep = eval.lists.main(settings, topics, out, bar=min_score)
-    typer.echo(eval.lists.headline(rep))
-    typer.echo(f"-> {out / 'report.md'}")
-
-
-@app.command()
-@friendly
-@with_settings("threads")
-def bench(
-    corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("eval/out/bench"),
-    sample: Annotated[int, typer.Option(help="Papers of --corpus for retrieval latency; 0 = all.")] = 1000,
-    ingest_sample: Annotated[int, typer.Option(help="Papers timed for ingest throughput.")] = 300,
-    full_ingest: Annotated[
-        bool,
-        typer.Option(
-            "--full-ingest",
-            help="Also time the whole-corpus ingest, embedded and into a chroma server (~30+ min).",
-        ),
-    ] = False,
-    no_baseline: Annotated[
-        bool, typer.Option("--no-baseline", help="Skip the llama-index baseline.")
-    ] = False,
-    answers: Annotated[int, typer.Option(min=0, help="Answers timed end to end.")] = 3,
-    ingest_repeats: Annotated[int, typer.Option(min=1, help="Repeats of each ingest timing.")] = 2,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
-    *,
-    settings: Settings,
-):
-    """Performance ratios against bare baselines, measured side by side in one run."""
-    import eval.bench
-
-    res = eval.bench.main(
-        corpus,
-        out,
-        settings,
-        data_dir=data_dir,
-        sample=sample or None,
-        ingest_sample=ingest_sample,
-        full_ingest=full_ingest,
-        baseline=not no_baseline,
-        n_answers=answers,
-        ingest_repeats=ingest_repeats,
-    )
-    typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))
+app.command("eval")(cli_eval.eval_cmd)
+app.command("eval-lists")(cli_eval.eval_lists_cmd)
+app.command()(cli_eval.bench)

@@ -1,0 +1,128 @@
+"""`rag eval`, `rag eval-lists` and `rag bench`: the offline evaluation and benchmark commands
+(registered on the `rag` app by iclr_rag.cli)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from iclr_rag.options import STORE, friendly, with_settings
+from rag.settings import Settings
+
+
+@friendly
+@with_settings("top_k", "mode", "llm", "threads")
+def eval_cmd(
+    questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
+    corpus: Annotated[
+        str, typer.Option(help="seeds, or a .jsonl/.txt file or folder (e.g. the full ICLR 2025 JSONL).")
+    ] = "seeds",
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out"),
+    compare: Annotated[str | None, typer.Option(help="Comma list of dense,bm25,hybrid,baseline.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most N questions (round-robin over types).")
+    ] = None,
+    split: Annotated[
+        str, typer.Option(help="Dev-set half: heldout (the figures that count), calibration, or all.")
+    ] = "heldout",
+    scale: Annotated[
+        str | None, typer.Option(help="Questions written for: seeds or full (default: from --corpus).")
+    ] = None,
+    retrieval_only: Annotated[
+        bool, typer.Option("--retrieval-only", "--no-generate", help="Retrieval metrics only, no LLM.")
+    ] = False,
+    types: Annotated[str | None, typer.Option(help="Comma list of question types to keep.")] = None,
+    ids: Annotated[str | None, typer.Option(help="Comma list of question ids to keep.")] = None,
+    depth: Annotated[int | None, typer.Option(min=1, help="Ranking depth recorded per question.")] = None,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG plots.")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
+):
+    """Run a question set through the engine and write report.json/.md, rows.jsonl and plots."""
+    import eval.report
+    import eval.run
+
+    extra = {"depth": depth} if depth else {}
+    rep = eval.run.main(
+        questions,
+        corpus,
+        out,
+        compare,
+        limit,
+        settings,
+        data_dir=data_dir,
+        retrieval_only=retrieval_only,
+        types=types.split(",") if types else None,
+        ids=ids.split(",") if ids else None,
+        plots=not no_plots,
+        split=split,
+        scale=scale,
+        **extra,
+    )
+    typer.echo(eval.report.headline(rep))
+    typer.echo(f"-> {out / 'report.md'}")
+
+
+@friendly
+@with_settings(*STORE, "threads", "mode")
+def eval_lists_cmd(
+    topics: Annotated[Path, typer.Option(help="JSONL gold topics.")] = Path("eval/list_topics.jsonl"),
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/lists"),
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Score bar to report at (default: lister_min_score).")
+    ] = None,
+    *,
+    settings: Settings,
+):
+    """`rag list` on the gold topics: recall, judged precision and time per list, both halves;
+    the score bar that the calibration half supports. Writes report.json/.md and rows.jsonl."""
+    import eval.lists
+
+    rep = eval.lists.main(settings, topics, out, bar=min_score)
+    typer.echo(eval.lists.headline(rep))
+    typer.echo(f"-> {out / 'report.md'}")
+
+
+@friendly
+@with_settings("threads")
+def bench(
+    corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("eval/out/bench"),
+    sample: Annotated[int, typer.Option(help="Papers of --corpus for retrieval latency; 0 = all.")] = 1000,
+    ingest_sample: Annotated[int, typer.Option(help="Papers timed for ingest throughput.")] = 300,
+    full_ingest: Annotated[
+        bool,
+        typer.Option(
+            "--full-ingest",
+            help="Also time the whole-corpus ingest, embedded and into a chroma server (~30+ min).",
+        ),
+    ] = False,
+    no_baseline: Annotated[
+        bool, typer.Option("--no-baseline", help="Skip the llama-index baseline.")
+    ] = False,
+    answers: Annotated[int, typer.Option(min=0, help="Answers timed end to end.")] = 3,
+    ingest_repeats: Annotated[int, typer.Option(min=1, help="Repeats of each ingest timing.")] = 2,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    *,
+    settings: Settings,
+):
+    """Performance ratios against bare baselines, measured side by side in one run."""
+    import eval.bench
+
+    res = eval.bench.main(
+        corpus,
+        out,
+        settings,
+        data_dir=data_dir,
+        sample=sample or None,
+        ingest_sample=ingest_sample,
+        full_ingest=full_ingest,
+        baseline=not no_baseline,
+        n_answers=answers,
+        ingest_repeats=ingest_repeats,
+    )
+    typer.echo((out / "bench.md").read_text() if (out / "bench.md").exists() else json.dumps(res, indent=2))
