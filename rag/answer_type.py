@@ -8,6 +8,7 @@ such questions are refused before generation instead of drafting around the gap.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from rag.cite import _norm, flatten, stopwords
@@ -146,10 +147,16 @@ def _is_number(tok: str) -> bool:
     return tok.startswith(("O(", "$")) or bool(_NUMBER.fullmatch(tok) or _NUMBER_WORD.fullmatch(tok))
 
 
+@functools.lru_cache(maxsize=64)
+def _given_tokens(question: str) -> frozenset[str]:
+    """The question's tokens, flattened: read once per question, not once per evidence sentence."""
+    return frozenset(flatten(t) for t in _TOKEN.findall(question))
+
+
 def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> bool:
     """Whether the sentence states a number that the question (`given`) does not already hold, within
     `window` tokens of a word of `heads` (any number when there are no heads)."""
-    have = {flatten(t) for t in _TOKEN.findall(given)}
+    have = _given_tokens(given)
     toks = _TOKEN.findall(sentence)
     nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
     if not heads:

@@ -68,12 +68,12 @@ _WHICH = re.compile(
     r"^\s*(is there|are there|does any|do any) (a |any )?(paper|work|study|abstract)s?\b",
     re.I,
 )
-# Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
-# every source close to the best; "which one" questions want the single best.
 # Where a question with several parts starts the next ("..., and how many ...", "...; what ...")
 _CLAUSE = re.compile(
     r",?\s+and\s+(?=(?:how|what|which|who|when|where|why|do|does|did|is|are|was|were|on|in)\b)|[;?]\s+", re.I
 )
+# Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
+# every source close to the best; "which one" questions want the single best.
 _BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|contrast|compare)\b", re.I)
 _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 
@@ -215,7 +215,6 @@ def answerability(
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
     about = term_focus(question, hits)
-    mine = [(x, e) for x, e in zip(sc, evidence) if not about or e.paper_n in about]
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     if asks_quantity(own) and not which:
         heads = quantity_heads(own) | {_norm(t) for t in named_terms(measured_on(own))}
@@ -233,14 +232,14 @@ def answerability(
             return 0.0, NO_NUMBER + (quantity_phrase(own) or "what is asked")
         return max(numeric), "quantity asked: best evidence stating a quantity of what was asked"
     best = float(sc.max()) if len(sc) else 0.0
-    if not which:
-        focused = mine if about else [(x, e) for x, e in mine if e.paper_n == 1]
-        head = unnamed_entity(own, [(e.text, hits[e.paper_n - 1].paper.title or "") for _, e in focused])
-        if head:
-            return 0.0, UNNAMED + head
-    else:
+    if which:
         words = content_words(_WHICH.sub("", own)) - _QWORDS
         return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
+    # names are looked for in the paper the question is about (the top one unless its terms say)
+    talk = [(e.text, hits[e.paper_n - 1].paper.title or "") for e in evidence if e.paper_n in (about or {1})]
+    head = unnamed_entity(own, talk)
+    if head:
+        return 0.0, UNNAMED + head
     return best, "best sentence relevance"
 
 
