@@ -99,6 +99,24 @@ def named_terms(question: str) -> set[str]:
     return out
 
 
+def name_runs(question: str) -> list[str]:
+    """Names of several words as the question writes them ("LoRA Recycle", "API Pack"): runs of
+    consecutive named terms, flattened; a term alone is not a run."""
+    terms = named_terms(question)
+    runs: list[str] = []
+    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
+        run: list[str] = []
+        for w in [*_TOKEN.findall(sent), ""]:
+            lw = flatten(re.sub(r"'s$", "", w.lower()).strip(".'"))
+            if w and lw in terms:
+                run.append(lw)
+                continue
+            if len(run) > 1:
+                runs.append(" ".join(run))
+            run = []
+    return runs
+
+
 def check_question(question: str, max_chars: int) -> str:
     """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
     UserError saying what to fix."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from rag.chunk import embed_text
 from rag.filters import Filters
 from rag.index import Index, paper_from_record
-from rag.question import Idf, flatten, idf_from_counts, mentions, named_terms
+from rag.question import Idf, flatten, idf_from_counts, mentions, name_runs, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
 
@@ -338,6 +338,10 @@ class Retriever:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
                 scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
+        if terms and s.cover_depth:
+            ranked = self._cover_terms(
+                query, terms, ranked, scores, chunks, allowed, min(top_k, s.context_papers)
+            )
         # Paper records come from the snapshot; only papers newer than it are read from the store.
         papers = {
             pid: lexical.papers[pid] for pid in ranked[:top_k] if pid in lexical.papers and pid not in moved
@@ -355,6 +359,50 @@ class Retriever:
             if len(hits) == top_k:
                 break
         return hits
+
+    def _cover_terms(self, query, terms, ranked, scores, chunks, allowed, window: int) -> list[str]:
+        """`ranked` with each named term that no paper of its first `window` mentions covered by the
+        best indexed paper that does ("MLE-bench and API Pack …": the fused ranking may hold two papers
+        on one and none on the other). The paper takes the first shown slot whose paper names none of
+        the terms (else one whose terms another shown paper names too); the rest keep their order."""
+        lexical = self.bm25()
+        s = self.settings
+        ranked = list(ranked)
+        runs = name_runs(query)
+        for t in sorted(terms):
+            shown = ranked[:window]
+            if any(mentions(lexical.named_text(p), t) for p in shown):
+                continue
+            pool = {c.paper_id for c, _ in lexical.search(t, allowed, s.cover_depth)}
+            have = {p for p in pool if mentions(lexical.named_text(p), t)}
+            if not have:
+                continue  # no indexed paper names it: the refusal will say so, truthfully
+            # a paper naming the whole name the term is part of ("LoRA Recycle", not just "recycle")
+            whole = [r for r in runs if t in r.split()]
+            have = {p for p in have if all(mentions(lexical.named_text(p), r) for r in whole)} or have
+            fused = [p for p in ranked if p in have]
+            if fused:
+                best = fused[0]
+            else:
+                found = lexical.search(query, have, s.candidates) or lexical.search(t, have, s.candidates)
+                best = found[0][0].paper_id if found else sorted(have)[0]
+                for c in lexical.by_paper.get(best, []):
+                    chunks[best].setdefault(c.chunk_id, c)
+            names = {p: {u for u in terms if mentions(lexical.named_text(p), u)} for p in shown}
+            # a slot whose paper names no term, else one whose terms another shown paper also names
+            free = [i for i, p in enumerate(shown) if not names[p]] or [
+                i
+                for i, p in enumerate(shown)
+                if all(any(u in names[q] for q in shown if q != p) for u in names[p])
+            ]
+            slot = free[0] if free else len(shown)
+            if best in ranked:
+                ranked.remove(best)
+            ranked.insert(slot, best)
+            scores[best] = max(
+                scores.get(best, 0.0), scores.get(ranked[slot + 1], 0.0) if slot + 1 < len(ranked) else 0.0
+            )
+        return ranked
 
 
 def _fuse(sides: list[tuple[float, dict]], rrf_k: int):

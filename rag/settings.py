@@ -106,6 +106,12 @@ class RetrievalSettings(BaseModel):
     bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
     rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
+    cover_depth: int = D(
+        100,
+        "A question's named term that none of the papers shown mentions, while some indexed paper does, brings "
+        'in the best such paper (searched this many BM25 chunks deep; 0 = off), so "the sources never mention X" '
+        "is true of the index, not of the top k.",
+    )
     paper_weight: float = D(
         0.0,
         "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off). Full index, "

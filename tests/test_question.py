@@ -117,3 +117,11 @@ def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
     assert missing_aspects(
         "learned preconditioners for linear solvers on graphs", paper, judge.vectors, 0.06
     ) == [[]]
+
+
+def test_name_runs_are_consecutive_named_terms():
+    from rag.question import name_runs
+
+    assert name_runs("Partial-LoRA and LoRA Recycle both build on adapters.") == ["lora recycle"]
+    assert name_runs("How does the Belief State Transformer work?") == ["belief state transformer"]
+    assert name_runs("What does Celcomen do?") == []

@@ -89,3 +89,60 @@ def test_followup_is_searched_with_the_turn_it_depends_on(seed_engine):
     assert "Celcomen" in q
     hits = seed_engine.retriever.retrieve(q, 5, "hybrid")
     assert _key(hits[0]) == CELCOMEN
+
+
+def _cover_retriever(tmp_path, fake_embedder):
+    from rag.index import Index
+    from rag.retrieve import Retriever
+    from rag.types import Paper
+
+    texts = {
+        "A0": (
+            "AlphaBench for code agents",
+            "AlphaBench tests code agents on many tasks. Agents write code.",
+        ),
+        "A1": ("Code agents at scale", "We study code agents that write code, evaluated on AlphaBench."),
+        "N0": ("Agents writing code", "Agents write code for many tasks and we measure them."),
+        "N1": ("More code agents", "Code agents write code; we report how they do."),
+        "R0": ("Recycle old adapters", "We recycle adapters trained on other tasks to write code."),
+        "Z0": ("Zeta Recycle", "Zeta Recycle distills one adapter from many pre-trained adapters."),
+    }
+    papers = [
+        Paper(paper_id=k, text=t, source_file="c.jsonl", source_id="c", index=i, title=title)
+        for i, (k, (title, t)) in enumerate(texts.items())
+    ]
+    s = Settings(data_dir=tmp_path / "d", context_papers=4)
+    index = Index(s)
+    index.ingest(papers, fake_embedder, progress=False)
+    return Retriever(index, fake_embedder, s)
+
+
+def test_an_uncovered_named_term_brings_in_the_paper_that_names_it(tmp_path, fake_embedder):
+    from rag.question import named_terms
+
+    r = _cover_retriever(tmp_path, fake_embedder)
+    q = "AlphaBench and Zeta Recycle both concern code agents. What does each contribute?"
+    terms = named_terms(q)
+    ranked = ["A0", "N0", "A1", "N1", "R0", "Z0"]
+    scores = {p: 1.0 / (i + 1) for i, p in enumerate(ranked)}
+    out = r._cover_terms(q, terms, ranked, scores, {p: {} for p in ranked}, None, 4)
+    # the first shown paper that names no term gives its slot; the whole name wins over "recycle" alone
+    assert out[:4] == ["A0", "Z0", "N0", "A1"]
+    assert sorted(out) == sorted(ranked)
+    # nothing in the index names the term: the ranking is left as it was
+    fake = "AlphaBench and Omicron-Net both concern code agents. What does each contribute?"
+    assert r._cover_terms(fake, named_terms(fake), ranked, dict(scores), {}, None, 4) == ranked
+    # every term already named by a shown paper: unchanged
+    ok = "How does AlphaBench test code agents?"
+    assert r._cover_terms(ok, named_terms(ok), ranked, dict(scores), {}, None, 4) == ranked
+
+
+def test_covered_terms_reach_the_hits_of_retrieve(tmp_path, fake_embedder):
+    # one chunk per side: the fused pool holds one paper, so AlphaBench's comes from outside it
+    r = _cover_retriever(tmp_path, fake_embedder)
+    q = "AlphaBench and Zeta Recycle both concern code agents writing code. What does each contribute?"
+    ids = [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)]
+    assert ids[0] == "Z0" and ids[1] in ("A0", "A1")
+    assert all(h.chunks for h in r.retrieve(q, 4, "hybrid", candidates=1))
+    r.settings = r.settings.model_copy(update={"cover_depth": 0})
+    assert [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)] == ["Z0"]
