@@ -208,10 +208,7 @@ class Engine:
         evset = self.evidence(query, hits)
         timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
         if kind == "list":
-            if score < s.list_min_answerability:
-                yield refusal(prompts.NO_MATCH_REASON)
-                return
-            yield from list_answer(self, question, query, evset, timings, t0, refusal, filters)
+            yield from list_answer(self, question, query, evset, timings, t0, refusal, filters, score)
             return
         allowed = self.focus(query, evset, s.context_papers)
         if kind == "compare" and len(allowed) > 1:

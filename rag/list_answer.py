@@ -33,18 +33,40 @@ def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int])
     )
 
 
-def list_answer(engine, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None) -> Iterator:
+def standout(hits: list[Hit], min_cosine: float, min_gap: float) -> int | None:
+    """Position (1-based) of the paper that matches the whole description: the question's best chunk
+    cosine is at least `min_cosine` and beats every other paper's by `min_gap`. A long description
+    ("builds automata over a counting semiring to test what makes languages learnable") spreads over
+    several sentences, none of which may clear the evidence bar alone."""
+    cos = sorted(((h.cosine, n) for n, h in enumerate(hits, start=1) if h.cosine is not None), reverse=True)
+    if not cos or cos[0][0] < min_cosine:
+        return None
+    return cos[0][1] if len(cos) == 1 or cos[0][0] - cos[1][0] >= min_gap else None
+
+
+def list_answer(
+    engine, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None, answerable=1.0
+) -> Iterator:
     """Every retrieved paper whose evidence clears the bar: its title, the sentence, [n]. Asked for
     papers over a large index (`list_lister_min_papers`), the lister finds them all: the answer says
-    how many and quotes the first `list_max` (`Answer.listed` is the count)."""
+    how many and quotes the first `list_max` (`Answer.listed` is the count). `answerable`: the
+    question's answerability, refused below `list_min_answerability` unless one paper stands out."""
     s = engine.settings
     many = wants_many(question)
+    lone = standout(evset.hits, s.list_standout_cosine, s.list_standout_gap)
+    if answerable < s.list_min_answerability and lone is None:
+        yield refusal(prompts.NO_MATCH_REASON)
+        return
     if many and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
         yield from complete_list(engine, question, query, timings, t0, refusal, filters)
         return
     cut = s.list_cut if many else s.list_single_cut
     top = evset.max_score
-    keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top]
+    keep = [
+        n
+        for n in evset.papers()
+        if n == lone or (evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top)
+    ]
     gaps = aspect_gaps(engine, question, evset, keep)
     covered = [n for n, g in zip(keep, gaps) if not g]
     if keep and not covered:

@@ -285,6 +285,7 @@ class Retriever:
         allowed = f.validate(lexical.papers) if f else None
         if allowed is not None and len(allowed) == len(lexical.papers):
             allowed = None  # the filter keeps everything
+        cosine: dict[str, float] = {}
         moved: set[str] = set()  # papers with chunks newer than the snapshot: read them from the store
         if mode in ("dense", "hybrid"):
             vec = self.embedder.encode([query])[0]
@@ -296,6 +297,8 @@ class Retriever:
             if moved:
                 self._checked = 0.0  # the store changed since the snapshot: re-check on the next query
             sides.append((s.dense_weight, group_by_paper(found)))
+            for c, sim in found:
+                cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
             weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
             if allowed is None and candidates is None:
@@ -355,7 +358,7 @@ class Retriever:
             # only chunks cut from this very text (a paper replaced mid-query keeps no foreign chunk)
             cs = [c for c in chunks[pid].values() if papers[pid].text[c.start : c.end] == c.text]
             if cs:
-                hits.append(Hit(papers[pid], scores[pid], cs))
+                hits.append(Hit(papers[pid], scores[pid], cs, cosine.get(pid)))
             if len(hits) == top_k:
                 break
         return hits

@@ -184,6 +184,15 @@ class GroundingSettings(BaseModel):
         "0.06-0.08 refuse 10 of 11 seed unanswerables (8 without) with no new false refusal of 14; at full scale "
         "0.06 refuses 1 of 2 more, 0.05 adds a false refusal on each scale.",
     )
+    list_standout_cosine: float = D(
+        0.55,
+        "List answers: a paper whose best chunk cosine to the question is at least this, and beats every other "
+        "paper's by list_standout_gap, is listed (and the question not refused) even when none of its sentences "
+        "clears list_min_score alone (a long description spread over several sentences). Calibration half, both "
+        "scales: no list-shaped unanswerable has a gap above 0.09 (0.03 median); with 0.55 and 0.1, 3 of 7 "
+        "wrongly refused list questions are answered, citing their gold paper, and no refusal is lost.",
+    )
+    list_standout_gap: float = D(0.1, "List answers: see list_standout_cosine.")
     list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
     list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")

@@ -51,6 +51,7 @@ class Hit:
     paper: Paper
     score: float
     chunks: list[Chunk] = field(default_factory=list)
+    cosine: float | None = None  # the question's best chunk cosine, where the dense side found the paper
 
 
 @dataclass

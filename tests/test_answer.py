@@ -87,13 +87,15 @@ def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed
     ans = seed_engine.ask(q)
     assert not ans.refused and ans.shape == "list" and fake_llm.calls == []
     assert (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
-    strict = Engine(
-        seed_engine.settings.model_copy(update={"list_min_score": 0.99}),
-        embedder=seed_engine.embedder,
-        llm=fake_llm,
-        index=seed_engine.index,
-    )
-    ans = strict.ask(q)
+
+    def engine(**update):
+        s = seed_engine.settings.model_copy(update=update)
+        return Engine(s, embedder=seed_engine.embedder, llm=fake_llm, index=seed_engine.index)
+
+    # no sentence clears the bar, but the paper as a whole stands out from the rest: still listed
+    ans = engine(list_min_score=0.99, list_standout_cosine=0.3, list_standout_gap=0.0).ask(q)
+    assert not ans.refused and (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
+    ans = engine(list_min_score=0.99, list_standout_cosine=1.01).ask(q)
     assert ans.refused and ans.citations == [] and ans.retrieved and ans.shape == "list"
     assert ans.refusal_reason == "no indexed abstract matches what the question describes"
     assert fake_llm.calls == []

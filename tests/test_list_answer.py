@@ -53,3 +53,17 @@ def test_which_question_half_covered_by_every_paper_is_refused_with_the_missing_
     ans = seed_engine.ask("Which paper trains a graph neural network as a preconditioner for linear solvers?")
     assert not ans.refused and ans.shape == "list"
     assert all(c.title.startswith("Graph Neural Preconditioners") for c in ans.citations)
+
+
+def test_standout_needs_both_the_cosine_and_the_gap(tiny_papers):
+    from rag.list_answer import standout
+    from rag.types import Hit
+
+    def hits(*cos):
+        return [Hit(p, 0.0, [], c) for p, c in zip(tiny_papers, cos)]
+
+    assert standout(hits(0.5, 0.75, 0.6), 0.55, 0.1) == 2  # the best cosine, wherever it ranks
+    assert standout(hits(0.75, 0.7), 0.55, 0.1) is None  # two papers fit about as well
+    assert standout(hits(0.5, 0.3), 0.55, 0.1) is None  # none fits well enough
+    assert standout(hits(None, 0.6), 0.55, 0.1) == 2  # a paper the dense side never saw has no say
+    assert standout(hits(None, None), 0.55, 0.1) is None
