@@ -189,7 +189,7 @@ class GroundingSettings(BaseModel):
         "List answers: a paper whose best chunk cosine to the question is at least this, and beats every other "
         "paper's by list_standout_gap, is listed (and the question not refused) even when none of its sentences "
         "clears list_min_score alone (a long description spread over several sentences). Calibration half, both "
-        "scales: no list-shaped unanswerable has a gap above 0.09 (0.03 median); with 0.55 and 0.1, 3 of 7 "
+        "scales: no list-shaped unanswerable has a gap above 0.09 (median 0.04); with 0.55 and 0.1, 3 of 7 "
         "wrongly refused list questions are answered, citing their gold paper, and no refusal is lost.",
     )
     list_standout_gap: float = D(0.1, "List answers: see list_standout_cosine.")
