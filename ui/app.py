@@ -1,6 +1,8 @@
 """The web UI's entry points: a Gradio Blocks page over `rag.answer.Engine`.
 
-- `build_app(engine, **options) -> gr.Blocks`: the page, around an engine or an `EngineHolder`.
+- `build_app(engine, **options) -> gr.Blocks`: the page, around an engine or an `EngineHolder`:
+  the tabs' layout in ui/chat_tab.py and ui/find_tab.py, their events in ui/events.py, the
+  handlers those call in ui/handlers.py.
 - `start(demo, host, port, auth, quiet) -> url`: serve it in the background (tests, embedding).
 - `launch(engine, host, port, auth)`: serve and block (an engine that is already loaded).
 - `serve(settings, host, port, ingest_seeds=True, auth=None)`: what `rag serve` calls: the
@@ -18,10 +20,11 @@ import gradio as gr
 
 from rag.models import available_profiles
 from rag.settings import Settings
-from ui import find, render
-from ui.assets import COPY_JS, download_js
+from ui.chat_tab import build_chat_tab
 from ui.engine_holder import N_EXAMPLES, EngineHolder
-from ui.handlers import MODES, PLACEHOLDERS, TASKS, Handlers
+from ui.events import Page, wire_events
+from ui.find_tab import build_find_tab
+from ui.handlers import Handlers
 from ui.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
 from ui.session import Session
 
@@ -68,400 +71,45 @@ def build_app(
     if holder.default_profile not in profiles:
         profiles.insert(0, holder.default_profile)
 
+    # Components are made in page order: Gradio numbers them (and the events) as they come.
     with gr.Blocks(title=title, fill_width=False) as demo:
         session = gr.State(Session())
-        with gr.Row(equal_height=True, elem_id="top-row"):
-            with gr.Column(scale=3, min_width=320):
-                gr.HTML(
-                    '<div id="app-header"><h1>ICLR 2025 · Ask the abstracts</h1>'
-                    "<p>Answers come only from the indexed submission abstracts, and every cited "
-                    "claim links to the sentence that supports it.</p></div>",
-                    apply_default_css=False,
-                )
-                indexed = gr.HTML(on.indexed_html(), elem_id="indexed", apply_default_css=False)
-            with gr.Column(scale=2, min_width=260, elem_id="status-row"):
-                status = gr.HTML(on.status_html(), elem_id="status", apply_default_css=False)
+        indexed, status = _build_header(on)
         with gr.Tabs(selected="chat", elem_id="tabs") as tabs:
-            with gr.Tab("Ask", id="chat", elem_id="tab-chat"):
-                with gr.Row(equal_height=False, elem_id="main-row"):
-                    with gr.Column(scale=3, min_width=420, elem_id="chat-col"):
-                        chat = gr.HTML(render.render_chat([]), elem_id="chat", apply_default_css=False)
-                        with gr.Column(visible=False, elem_id="examples") as examples_box:
-                            gr.HTML(
-                                '<div id="examples-label">Try one of these:</div>', apply_default_css=False
-                            )
-                            ex_buttons = [
-                                gr.Button(
-                                    "",
-                                    visible=False,
-                                    size="sm",
-                                    variant="secondary",
-                                    elem_classes=["example-q"],
-                                )
-                                for _ in range(n_examples)
-                            ]
-                        see_all_btn = gr.Button(
-                            "", visible=False, size="sm", variant="secondary", elem_id="see-all"
-                        )
-                        with gr.Column(elem_id="composer-wrap"):  # stays in view on small screens
-                            with gr.Group(elem_id="composer"):
-                                question = gr.Textbox(
-                                    placeholder=PLACEHOLDERS["answer"],
-                                    label="Your question",
-                                    show_label=False,
-                                    lines=1,
-                                    max_lines=8,
-                                    autofocus=True,
-                                    elem_id="question",
-                                )
-                            hint = gr.HTML("", elem_id="hint", apply_default_css=False)
-                            with gr.Row(elem_id="controls"):
-                                task = gr.Radio(
-                                    list(TASKS),
-                                    value="Answer",
-                                    label="Mode",
-                                    show_label=False,
-                                    container=False,
-                                    elem_id="task",
-                                    scale=2,
-                                )
-                                send = gr.Button(
-                                    "Ask",
-                                    variant="primary",
-                                    interactive=holder.state == "ready",
-                                    elem_id="send",
-                                    scale=1,
-                                    min_width=90,
-                                )
-                                stop = gr.Button(
-                                    "Stop",
-                                    variant="stop",
-                                    visible=False,
-                                    elem_id="stop",
-                                    scale=1,
-                                    min_width=90,
-                                )
-                                clear = gr.Button(
-                                    "New chat", variant="secondary", elem_id="new-chat", scale=1, min_width=90
-                                )
-                        with gr.Row(elem_id="copy-row"):
-                            copy_btn = gr.Button(
-                                "Copy answer with references",
-                                size="sm",
-                                variant="secondary",
-                                elem_id="copy-btn",
-                                scale=0,
-                                min_width=240,
-                            )
-                            export_md_btn = gr.Button(
-                                "Export chat (Markdown)",
-                                size="sm",
-                                variant="secondary",
-                                elem_id="export-md",
-                                scale=0,
-                            )
-                            export_bib_btn = gr.Button(
-                                "Cited papers (BibTeX)",
-                                size="sm",
-                                variant="secondary",
-                                elem_id="export-bib",
-                                scale=0,
-                            )
-                            gr.HTML(
-                                '<span class="copy-msg" role="status" aria-live="polite"></span>',
-                                elem_id="copy-status",
-                                apply_default_css=False,
-                            )
-                        copy_box = gr.Textbox(
-                            label="Answer with references (Markdown)",
-                            visible=False,
-                            lines=8,
-                            max_lines=20,
-                            interactive=False,
-                            buttons=["copy"],
-                            elem_id="copy-box",
-                        )
-                        with gr.Accordion("Settings", open=False, elem_id="settings"):
-                            top_k = gr.Slider(
-                                1,
-                                20,
-                                value=top_k0,
-                                step=1,
-                                label="Papers to retrieve (top-k)",
-                                elem_id="top-k",
-                            )
-                            mode = gr.Radio(
-                                MODES,
-                                value=mode0 if mode0 in MODES else "hybrid",
-                                label="Retrieval mode",
-                                info="hybrid = dense + BM25 keywords",
-                                elem_id="mode",
-                            )
-                            profile = gr.Dropdown(
-                                profiles,
-                                value=holder.default_profile,
-                                label="Model",
-                                info="Other models load on first use.",
-                                elem_id="profile",
-                            )
-                            show_scores = gr.Checkbox(
-                                False, label="Show retrieval scores", elem_id="show-scores"
-                            )
-                            chat_decision = gr.Dropdown(
-                                find.DECISIONS,
-                                value=find.ANY,
-                                label="Only papers with decision",
-                                elem_id="chat-decision",
-                            )
-                            chat_area = gr.Dropdown(
-                                [find.ANY],
-                                value=find.ANY,
-                                label="Only papers in primary area",
-                                elem_id="chat-area",
-                            )
-                            chat_author = gr.Textbox(
-                                label="Only papers by an author matching",
-                                placeholder="any",
-                                lines=1,
-                                elem_id="chat-author",
-                            )
-                    with gr.Column(scale=2, min_width=340, elem_id="sources-col"):
-                        sources = gr.HTML(
-                            render.render_sources([]), elem_id="sources", apply_default_css=False
-                        )
-            with gr.Tab("Find papers", id="find", elem_id="tab-find"):
-                with gr.Row(elem_id="find-controls", equal_height=False):
-                    find_topic = gr.Textbox(
-                        label="Topic",
-                        placeholder="e.g. orals about diffusion models",
-                        lines=1,
-                        max_lines=3,
-                        elem_id="find-topic",
-                        scale=3,
-                        min_width=240,
-                    )
-                    find_decision = gr.Dropdown(
-                        find.DECISIONS,
-                        value=find.ANY,
-                        label="Decision",
-                        elem_id="find-decision",
-                        min_width=150,
-                    )
-                    find_area = gr.Dropdown(
-                        [find.ANY], value=find.ANY, label="Primary area", elem_id="find-area", min_width=200
-                    )
-                    find_author = gr.Textbox(
-                        label="Author", placeholder="any", lines=1, elem_id="find-author", min_width=150
-                    )
-                    find_btn = gr.Button("Find", variant="primary", elem_id="find-btn", scale=0, min_width=90)
-                with gr.Row(elem_id="find-chips"):
-                    chips = [
-                        gr.Button(
-                            "",
-                            visible=False,
-                            size="sm",
-                            variant="secondary",
-                            elem_id=f"chip-{k}",
-                            elem_classes=["filter-chip"],
-                            scale=0,
-                        )
-                        for k in find.FIELDS
-                    ]
-                find_summary = gr.HTML(
-                    find.render_summary(None), elem_id="find-summary", apply_default_css=False
-                )
-                with gr.Row(elem_id="find-results", equal_height=False):
-                    with gr.Column(scale=3, min_width=320):
-                        find_table = gr.HTML("", elem_id="find-table", apply_default_css=False)
-                        with gr.Row(elem_id="find-pager"):
-                            prev_btn = gr.Button(
-                                "‹ Previous", visible=False, size="sm", elem_id="find-prev", scale=0
-                            )
-                            page_label = gr.Button(
-                                "", visible=False, size="sm", interactive=False, elem_id="find-page", scale=0
-                            )
-                            next_btn = gr.Button(
-                                "Next ›", visible=False, size="sm", elem_id="find-next", scale=0
-                            )
-                    with gr.Column(scale=1, min_width=260):
-                        find_chart = gr.HTML("", elem_id="find-chart", apply_default_css=False)
-                        with gr.Row(elem_id="find-exports"):
-                            find_exports = [
-                                gr.Button(
-                                    label,
-                                    size="sm",
-                                    variant="secondary",
-                                    interactive=False,
-                                    elem_id=f"find-export-{kind}",
-                                    scale=0,
-                                )
-                                for kind, label in (("csv", "CSV"), ("md", "Markdown"), ("bib", "BibTeX"))
-                            ]
-                        gr.HTML(
-                            '<span class="copy-msg" role="status" aria-live="polite"></span>',
-                            elem_id="find-export-status",
-                            apply_default_css=False,
-                        )
-                find_box = gr.Textbox(visible="hidden", label="export", elem_id="find-export-box")
-                found_state = gr.State(None)
+            chat = build_chat_tab(
+                ready=holder.state == "ready",
+                n_examples=n_examples,
+                top_k=top_k0,
+                mode=mode0,
+                profiles=profiles,
+                profile=holder.default_profile,
+            )
+            finder = build_find_tab()
         answer_json = gr.JSON(visible=False, label="answer")
-        api_ask = gr.Button(visible=False, elem_id="api-ask")
+        api_ask = gr.Button(visible=False, elem_id="api-ask")  # the trigger behind the /ask API
         timer = gr.Timer(poll_every, active=True)
-
-        poll_outputs = [status, send, timer, examples_box, *ex_buttons, indexed, find_area, chat_area]
-        demo.load(on.poll_status, [session], poll_outputs, api_visibility="private", queue=False)
-        timer.tick(
-            on.poll_status,
-            [session],
-            poll_outputs,
-            api_visibility="private",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-
-        step1_out = [chat, sources, session, question, hint, examples_box, copy_box, send, stop]
-        step2_in = [session, top_k, mode, profile, show_scores, chat_decision, chat_area, chat_author]
-        step2_out = [chat, sources, session, answer_json, question, send, stop]
-        llm = dict(concurrency_limit=llm_concurrency, concurrency_id="llm")
-
-        streams = []
-        for trigger, inp in [(question.submit, question), (send.click, question)] + [
-            (b.click, b) for b in ex_buttons
-        ]:
-            # "multiple": a question typed while another streams gets the "press Stop" hint
-            ev = trigger(
-                on.submit_question,
-                [inp, session, task, show_scores],
-                step1_out,
-                api_visibility="private",
-                concurrency_limit=None,
-                show_progress="hidden",
-                trigger_mode="multiple",
-            )
-            streams.append(
-                ev.then(
-                    on.stream_answer,
-                    step2_in,
-                    step2_out,
-                    api_visibility="undocumented",
-                    show_progress="hidden",
-                    trigger_mode="multiple",
-                    **llm,
-                )
-            )
-            streams[-1].then(
-                on.see_all_button,
-                [session],
-                [see_all_btn],
-                api_visibility="private",
-                concurrency_limit=None,
-                show_progress="hidden",
-            )
-
-        stop.click(
-            on.stop,
-            [session, show_scores],
-            [chat, sources, session, hint, send, stop],
-            api_visibility="private",
-            cancels=streams,
-            concurrency_limit=None,
-            queue=False,
-        ).then(
-            on.settle,
-            [session, show_scores],
-            [chat, sources],
-            api_visibility="private",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-        task.change(
-            on.placeholder, [task], [question], api_visibility="private", queue=False, show_progress="hidden"
-        )
-
-        api_ev = api_ask.click(
-            on.ask,
-            [question, task, top_k, mode, profile, session],
-            [chat, sources, session, answer_json],
-            api_name="ask",
-            **llm,
-        )
-        clear.click(
-            on.new_chat,
-            [session],
-            [session, chat, sources, hint, examples_box, copy_box, answer_json, send, stop],
-            api_name="new_chat",
-            cancels=streams + [api_ev],
-            concurrency_limit=None,
-        ).then(
-            on.settle,
-            [session, show_scores],
-            [chat, sources],
-            api_visibility="private",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-        show_scores.change(
-            on.rerender_sources,
-            [session, show_scores],
-            [sources],
-            api_visibility="private",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-        copy_btn.click(
-            on.copy_answer, [session], [copy_box], api_name="copy_answer", concurrency_limit=None
-        ).then(None, [copy_box], None, js=COPY_JS)
-        for btn, fn, fname in [
-            (export_md_btn, on.export_chat, "iclr-rag-chat.md"),
-            (export_bib_btn, on.export_bibtex, "iclr-rag-cited.bib"),
-        ]:
-            btn.click(fn, [session], [copy_box], api_visibility="private", concurrency_limit=None).then(
-                None, [copy_box], None, js=download_js(fname)
-            )
-        # ---------------------------------------------------------------- Find papers
-        size = gr.State(page_size)
-        view = [find_summary, find_table, find_chart, *chips, prev_btn, page_label, next_btn, *find_exports]
-        quiet = dict(api_visibility="private", concurrency_limit=None, show_progress="hidden")
-        find_in = [find_topic, find_decision, find_area, find_author, size]
-        find_out = [found_state, find_topic, find_decision, find_author, *view]
-        run = dict(api_visibility="private", concurrency_limit=2, concurrency_id="find")
-        find_btn.click(on.find_papers, find_in, find_out, **run)
-        find_topic.submit(on.find_papers, find_in, find_out, **run)
-        for chip, control, empty in zip(
-            chips, [find_decision, find_area, find_author], [find.ANY, find.ANY, ""]
-        ):
-            chip.click(lambda v=empty: v, None, [control], queue=False, **quiet).then(
-                on.find_papers, find_in, find_out, **run
-            )
-        for btn, delta in ((prev_btn, -1), (next_btn, 1)):
-            btn.click(
-                lambda f, n, d=delta: on.find_page(f, d, n),
-                [found_state, size],
-                [found_state, *view],
-                **quiet,
-            )
-        for btn, kind, fname in zip(
-            find_exports, ("csv", "md", "bib"), ("iclr-papers.csv", "iclr-papers.md", "iclr-papers.bib")
-        ):
-            btn.click(lambda f, k=kind: on.find_export(f, k), [found_state], [find_box], **quiet).then(
-                None, [find_box], None, js=download_js(fname, "#find-export-status .copy-msg")
-            )
-        see_all_btn.click(
-            on.see_all, [session], [tabs, find_topic, find_decision, find_area, find_author], **quiet
-        ).then(on.find_papers, find_in, find_out, **run)
-
-        profile.change(
-            on.switch_model,
-            [profile],
-            [status],
-            api_visibility="private",
-            concurrency_limit=1,
-            concurrency_id="model-load",
-        )
+        page = Page(session, status, indexed, tabs, chat, finder, answer_json, api_ask, timer)
+        wire_events(demo, on, page, llm_concurrency=llm_concurrency, page_size=page_size)
 
     demo.queue(default_concurrency_limit=limits.handler_concurrency, max_size=limits.queue_size)
     demo._iclr_holder = holder  # for tests / main()
     return demo
+
+
+def _build_header(on: Handlers) -> tuple[gr.HTML, gr.HTML]:
+    """The title, what is indexed (under it) and the status banner (beside it)."""
+    with gr.Row(equal_height=True, elem_id="top-row"):
+        with gr.Column(scale=3, min_width=320):
+            gr.HTML(
+                '<div id="app-header"><h1>ICLR 2025 · Ask the abstracts</h1>'
+                "<p>Answers come only from the indexed submission abstracts, and every cited "
+                "claim links to the sentence that supports it.</p></div>",
+                apply_default_css=False,
+            )
+            indexed = gr.HTML(on.indexed_html(), elem_id="indexed", apply_default_css=False)
+        with gr.Column(scale=2, min_width=260, elem_id="status-row"):
+            status = gr.HTML(on.status_html(), elem_id="status", apply_default_css=False)
+    return indexed, status
 
 
 def start(
