@@ -22,7 +22,8 @@ _QUANTITY = re.compile(
 # The thing a quantity question counts or measures ("how many GPU hours", "what learning rate"):
 # the evidence sentence that states the number must name it.
 _QUANTITY_NOUN = re.compile(
-    r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
+    r"\bhow (?:many|much) (?!(?:does|do|did|is|was|are|were|has|have|had|can|could|would|it|they|we)\b)"
+    r"((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
     r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
     r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
     r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
@@ -65,6 +66,40 @@ _METRIC_SYNONYMS = {
     "save": {"reduct", "decreas", "fewer"},
     "speedup": {"faster", "speed", "acceler"},
 }
+# "How much faster", "how long", "how big": no noun says what is measured, the adjective does; the
+# number must stand next to a word of its dimension.
+_DIMENSION = re.compile(
+    r"\bhow (?:much )?(faster|quicker|slower|long|fast|quick(?:ly)?|large|big|small|"
+    r"larger|bigger|smaller|better|cheaper|fewer|less)\b",
+    re.I,
+)
+_DIMENSION_WORDS = {
+    "fast": "faster speed speedup accelerate times quicker",
+    "long": "hours days minutes seconds weeks epochs steps time length tokens",
+    "large": "size scale parameters billion million larger bigger",
+    "small": "size smaller fewer reduction parameters compression",
+    "better": "better improvement gain outperforms higher lower",
+    "cheap": "cost cheaper reduction saving fewer",
+}
+_DIMENSION_OF = {
+    "faster": "fast",
+    "quicker": "fast",
+    "slower": "fast",
+    "fast": "fast",
+    "quick": "fast",
+    "quickly": "fast",
+    "long": "long",
+    "large": "large",
+    "big": "large",
+    "larger": "large",
+    "bigger": "large",
+    "small": "small",
+    "smaller": "small",
+    "fewer": "small",
+    "less": "small",
+    "better": "better",
+    "cheaper": "cheap",
+}
 # The value is measured on something the question names after its verb ("... reach on KAIST?")
 _VALUE_VERB = re.compile(
     r"\b(reach|reaches|achieve|achieves|attain|attains|obtain|obtains|report|reports|get|gets|score|scores)\b",
@@ -106,12 +141,15 @@ def quantity_heads(question: str) -> set[str]:
     for m in _QUANTITY_NOUN.finditer(question):
         phrase = next(g for g in m.groups() if g)
         words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
-        if words:
+        if words and words[-1].lower() not in _DIMENSION_OF:  # "how much faster": the adjective's dimension
             heads.add(_norm(words[-1]))
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
                 heads |= {_norm(w)} | _METRIC_SYNONYMS.get(_norm(w), set())
+    if not heads:
+        for m in _DIMENSION.finditer(question):
+            heads |= {_norm(w) for w in _DIMENSION_WORDS[_DIMENSION_OF[m.group(1).lower()]].split()}
     return heads
 
 
@@ -123,9 +161,23 @@ def measured_on(question: str) -> str:
     return question[verb.end() :] if verb else ""
 
 
+_DIMENSION_NAME = {
+    "fast": "speed",
+    "long": "time",
+    "large": "size",
+    "small": "size",
+    "better": "gain",
+    "cheap": "cost",
+}
+
+
 def quantity_phrase(question: str) -> str | None:
-    """The words naming what a quantity question measures, as the user wrote them ("GPU hours")."""
+    """The words naming what a quantity question measures, as the user wrote them ("GPU hours"), or
+    the adjective's dimension ("how much faster" -> "speed")."""
     found = [m for m in (_QUANTITY_NOUN.search(question), _VALUE.search(question)) if m]
+    dim = _DIMENSION.search(question)
+    if dim and not any(next(g for g in m.groups() if g).lower() not in _DIMENSION_OF for m in found):
+        return _DIMENSION_NAME[_DIMENSION_OF[dim.group(1).lower()]]
     if not found:
         return None
     m = min(found, key=lambda m: (m.start(), -m.end()))  # the first, and of those the longest

@@ -47,6 +47,19 @@ def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
     assert quantity_phrase("What exact PSNR does it reach?") == "PSNR"
 
 
+def test_an_adjective_says_what_is_measured_when_no_noun_does():
+    q = "How much faster is it than the baseline?"
+    heads = quantity_heads(q)
+    assert {"faster", "speedup", "time"} <= heads and quantity_phrase(q) == "speed"
+    assert states_quantity("It runs 1.26 times faster in beam search.", heads, q, window=5)
+    assert not states_quantity("It was tested on 8 benchmarks and is fast.", heads, q, window=3)
+    assert "hour" in quantity_heads("How long does training take?")
+    assert quantity_phrase("How long does training take?") == "time"
+    # a noun after "how much" is what is measured; an auxiliary is not a noun
+    assert quantity_heads("How much optimizer memory does it save?") == {"memori"}
+    assert quantity_phrase("How much does it improve over DPO?") is None
+
+
 @pytest.mark.parametrize(
     "sentence, found",
     [
