@@ -139,9 +139,7 @@ class Engine:
         """The sources (1-based) the question is about: the only ones an answer may cite."""
         s = self.settings
         hits = evset.hits[:n_papers]
-        return focus(
-            question, hits, self.judge, s.focus_ratio, s.focus_broad_ratio, rel=paper_scores(evset)[:n_papers]
-        )
+        return focus(question, hits, self.judge, s.focus_broad_ratio, rel=paper_scores(evset)[:n_papers])
 
     def prompt(self, system: str, user: str, evset: EvidenceSet, question: str, positions=None) -> list[dict]:
         return [
