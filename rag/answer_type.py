@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.cite import _norm, flatten, stopwords
+from rag.cite import _norm, flatten, initials_pattern, stopwords
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
@@ -107,10 +107,10 @@ _VALUE_VERB = re.compile(
 )
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
-    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}[\w\-]+\s+){{0,3}}?"
-    r"(simulators?|datasets?|benchmarks?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
+    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}[\w\-]+\s+){{0,5}}?"  # "which of the six deep learning models"
+    r"(simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
     r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
-    rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s)\b|\s*[?,;]|$)",
+    rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
     re.I,
 )
 # ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
@@ -233,9 +233,10 @@ def _head_stems(head: str) -> set[str]:
     return stems
 
 
-def _names(sentence: str, known: set[str]) -> list[str]:
+def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
     """Proper names in a sentence (acronyms, CamelCase, letter+digit names, capitalised words after
-    its first) that are not in `known` (flattened words and stems of the question and title)."""
+    its first) that are not in `known` (flattened words and stems of the question and title), nor
+    an acronym of words `spelled` out (flattened: "DL" for a question saying "deep learning")."""
     out = []
     for i, t in enumerate(_TOKEN.findall(sentence)):
         if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
@@ -243,7 +244,9 @@ def _names(sentence: str, known: set[str]) -> list[str]:
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
         if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
-            out.append(t)
+            acronym = initials_pattern(t.rstrip("s").lower()) if t.rstrip("s").isupper() else None
+            if not (acronym and acronym.search(spelled)):
+                out.append(t)
     return out
 
 
@@ -261,7 +264,8 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
         ]
         known = asked | stems
         if talk and not any(
-            _names(text, known | {flatten(t) for t in _TOKEN.findall(title)}) for text, title in talk
+            _names(text, known | {flatten(t) for t in _TOKEN.findall(title)}, flatten(question))
+            for text, title in talk
         ):
             return head
     return None

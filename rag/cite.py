@@ -7,6 +7,7 @@ in the evidence. Thresholds live in Settings and are calibrated on eval/question
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -113,6 +114,19 @@ def key_terms(text: str) -> set[str]:
         ) and w.lower() not in stopwords():
             terms.add(w.lower())
     return terms
+
+
+_LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
+
+
+@functools.lru_cache(maxsize=256)
+def initials_pattern(term: str) -> re.Pattern | None:
+    """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
+    (linking words between the initials are skipped)."""
+    if not (2 <= len(term) <= 6 and term.isalpha()):
+        return None
+    body = _LINKS.join(f"{c}[a-z]*" for c in term)
+    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
 
 
 def flatten(text: str) -> str:

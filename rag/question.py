@@ -21,7 +21,7 @@ from rag.answer_type import (
     states_quantity,
     unnamed_entity,
 )
-from rag.cite import Judge, _norm, content_words, flatten, stopwords
+from rag.cite import Judge, _norm, content_words, flatten, initials_pattern, stopwords
 from rag.hygiene import validate_question
 from rag.prompts import NEVER_MENTIONED, NO_NUMBER, NOT_IN_ONE, UNNAMED
 from rag.types import Hit
@@ -123,18 +123,6 @@ def check_question(question: str, max_chars: int) -> str:
     return " ".join(validate_question(question, max_chars).split())
 
 
-_LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
-
-
-def _initials_pattern(term: str) -> re.Pattern | None:
-    """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
-    (linking words between the initials are skipped)."""
-    if not (2 <= len(term) <= 6 and term.isalpha()):
-        return None
-    body = _LINKS.join(f"{c}[a-z]*" for c in term)
-    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
-
-
 # "PPO-based", "CLIP-like", "task-specific": the name is the part before the affix.
 _AFFIX = {
     "based",
@@ -177,7 +165,7 @@ def _mentions(text: str, term: str) -> bool:
     alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
     if re.search(rf"(?<![a-z0-9])(?:{alt})(?![a-z0-9])", text):
         return True
-    acronym = _initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
+    acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
     return bool(acronym and acronym.search(text))
 
 

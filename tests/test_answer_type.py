@@ -100,6 +100,15 @@ def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
     assert unnamed_entity(q, [("We study assembly.", "SRSA")]) is None  # never talked about: others decide
 
 
+def test_one_of_several_named_things_and_acronyms_of_the_question():
+    q = "Which of the six deep learning models benchmarked on the corpus performed best?"
+    assert entity_heads(q) == ["models"]  # "which of the …", a participle after the head
+    assert entity_heads("Which of the baselines does it beat?") == ["baselines"]
+    # "DL" only abbreviates the question's own "deep learning": no model is named
+    assert unnamed_entity(q, [("We benchmark six well-known DL models on it.", "A corpus")]) == "models"
+    assert unnamed_entity(q, [("DL models such as ResNet-50 are benchmarked.", "A corpus")]) is None
+
+
 @pytest.fixture(scope="module")
 def judge(embedder):
     return Judge(embedder)
