@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.cite import Evidence, Judge, content_words, sentence_spans, split_markers
-from rag.question import form_words, named_terms
+from rag.names import form_words, named_terms
 from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from rag.cite import flatten
-from rag.question import _COMPARE, _SINGLE, mentions, named_terms
+from rag.names import mentions, named_terms
+from rag.question import _COMPARE, _SINGLE
 from rag.question import _WHICH as _WHICH_HEAD
 
 # ------------------------------------------------------------------ what shape of answer is asked for

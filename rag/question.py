@@ -6,7 +6,6 @@ are weighted by the corpus's own inverse document frequency (the BM25 side's sta
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable
@@ -21,45 +20,14 @@ from rag.answer_type import (
     states_quantity,
     unnamed_entity,
 )
-from rag.cite import Judge, _norm, content_words, flatten, initials_pattern, stopwords
+from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
+from rag.names import _QWORDS, mentions, named_terms
 from rag.prompts import NEVER_MENTIONED, NO_NUMBER, NOT_IN_ONE, UNNAMED
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
 
-_QWORDS = {
-    "what",
-    "which",
-    "how",
-    "who",
-    "when",
-    "where",
-    "why",
-    "does",
-    "do",
-    "did",
-    "is",
-    "are",
-    "can",
-    "tell",
-    "explain",
-    "describe",
-    "summarize",
-    "compare",
-    "give",
-    "list",
-    "and",
-    "the",
-    "in",
-    "on",
-    "many",  # "how many", "how much", "what kind of": the question's form, not what it is about
-    "much",
-    "kind",
-    "type",
-    "sort",
-}
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
 _COMPARE = re.compile(
     r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
 )
@@ -78,95 +46,10 @@ _BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|c
 _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 
 
-@functools.cache
-def form_words() -> frozenset[str]:
-    """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
-    return frozenset(_norm(w) for w in _QWORDS)
-
-
-def named_terms(question: str) -> set[str]:
-    """Terms a source must contain for the question to be about it: acronyms, CamelCase or
-    digit-bearing names, numbers with units, and capitalised words inside a sentence."""
-    out = set()
-    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
-        toks = _TOKEN.findall(sent)
-        for i, w in enumerate(toks):
-            lw = re.sub(r"'s$", "", w.lower()).strip(".'")
-            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
-                continue
-            if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
-                out.add(flatten(lw))
-    return out
-
-
-def name_runs(question: str) -> list[str]:
-    """Names of several words as the question writes them ("LoRA Recycle", "API Pack"): runs of
-    consecutive named terms, flattened; a term alone is not a run."""
-    terms = named_terms(question)
-    runs: list[str] = []
-    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
-        run: list[str] = []
-        for w in [*_TOKEN.findall(sent), ""]:
-            lw = flatten(re.sub(r"'s$", "", w.lower()).strip(".'"))
-            if w and lw in terms:
-                run.append(lw)
-                continue
-            if len(run) > 1:
-                runs.append(" ".join(run))
-            run = []
-    return runs
-
-
 def check_question(question: str, max_chars: int) -> str:
     """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
     UserError saying what to fix."""
     return " ".join(validate_question(question, max_chars).split())
-
-
-# "PPO-based", "CLIP-like", "task-specific": the name is the part before the affix.
-_AFFIX = {
-    "based",
-    "like",
-    "style",
-    "driven",
-    "aware",
-    "free",
-    "guided",
-    "specific",
-    "level",
-    "wise",
-    "powered",
-}
-
-
-def mentions(text: str, term: str) -> bool:
-    """Whether `text` (flattened, lowercase) names `term`: as written, as its singular or plural
-    ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words. A hyphen
-    may be a space or nothing ("fourier-transform" / "fourier transform"), and an affix after a
-    name ("ppo-based") asks only for the name."""
-    if "-" in term.strip("-"):
-        head, _, last = term.rpartition("-")
-        if last in _AFFIX and head and mentions(text, head):
-            return True
-        for alt in (term.replace("-", " "), term.replace("-", "")):
-            if _mentions(text, alt):
-                return True
-    return _mentions(text, term)
-
-
-def _mentions(text: str, term: str) -> bool:
-    forms = {term}
-    if term.endswith("es") and len(term) > 4:
-        forms.add(term[:-2])
-    if term.endswith("s") and len(term) > 3:
-        forms.add(term[:-1])
-    else:
-        forms.add(term + "s")
-    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    if re.search(rf"(?<![a-z0-9])(?:{alt})(?![a-z0-9])", text):
-        return True
-    acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
-    return bool(acronym and acronym.search(text))
 
 
 def _source_texts(hits: list[Hit]) -> list[str]:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from rag.bm25 import BM25Side
 from rag.filters import Filters
 from rag.index import Index
-from rag.question import mentions, name_runs, named_terms
+from rag.names import mentions, name_runs, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
 

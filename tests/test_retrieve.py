@@ -118,7 +118,7 @@ def _cover_retriever(tmp_path, fake_embedder):
 
 
 def test_an_uncovered_named_term_brings_in_the_paper_that_names_it(tmp_path, fake_embedder):
-    from rag.question import named_terms
+    from rag.names import named_terms
 
     r = _cover_retriever(tmp_path, fake_embedder)
     q = "AlphaBench and Zeta Recycle both concern code agents. What does each contribute?"

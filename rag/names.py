@@ -1,0 +1,128 @@
+"""What a question names, and whether a text mentions it: acronyms, CamelCase and digit-bearing
+names, capitalised words, multi-word names; matched as written, singular or plural, hyphen or
+not, or an acronym spelled out by its initials."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from rag.cite import _norm, flatten, initials_pattern, stopwords
+
+_QWORDS = {
+    "what",
+    "which",
+    "how",
+    "who",
+    "when",
+    "where",
+    "why",
+    "does",
+    "do",
+    "did",
+    "is",
+    "are",
+    "can",
+    "tell",
+    "explain",
+    "describe",
+    "summarize",
+    "compare",
+    "give",
+    "list",
+    "and",
+    "the",
+    "in",
+    "on",
+    "many",  # "how many", "how much", "what kind of": the question's form, not what it is about
+    "much",
+    "kind",
+    "type",
+    "sort",
+}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
+
+
+@functools.cache
+def form_words() -> frozenset[str]:
+    """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
+    return frozenset(_norm(w) for w in _QWORDS)
+
+
+def named_terms(question: str) -> set[str]:
+    """Terms a source must contain for the question to be about it: acronyms, CamelCase or
+    digit-bearing names, numbers with units, and capitalised words inside a sentence."""
+    out = set()
+    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
+        toks = _TOKEN.findall(sent)
+        for i, w in enumerate(toks):
+            lw = re.sub(r"'s$", "", w.lower()).strip(".'")
+            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
+                continue
+            if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
+                out.add(flatten(lw))
+    return out
+
+
+def name_runs(question: str) -> list[str]:
+    """Names of several words as the question writes them ("LoRA Recycle", "API Pack"): runs of
+    consecutive named terms, flattened; a term alone is not a run."""
+    terms = named_terms(question)
+    runs: list[str] = []
+    for sent in re.split(r"(?<=[.?!])\s+|[()]", question):
+        run: list[str] = []
+        for w in [*_TOKEN.findall(sent), ""]:
+            lw = flatten(re.sub(r"'s$", "", w.lower()).strip(".'"))
+            if w and lw in terms:
+                run.append(lw)
+                continue
+            if len(run) > 1:
+                runs.append(" ".join(run))
+            run = []
+    return runs
+
+
+# "PPO-based", "CLIP-like", "task-specific": the name is the part before the affix.
+_AFFIX = {
+    "based",
+    "like",
+    "style",
+    "driven",
+    "aware",
+    "free",
+    "guided",
+    "specific",
+    "level",
+    "wise",
+    "powered",
+}
+
+
+def mentions(text: str, term: str) -> bool:
+    """Whether `text` (flattened, lowercase) names `term`: as written, as its singular or plural
+    ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words. A hyphen
+    may be a space or nothing ("fourier-transform" / "fourier transform"), and an affix after a
+    name ("ppo-based") asks only for the name."""
+    if "-" in term.strip("-"):
+        head, _, last = term.rpartition("-")
+        if last in _AFFIX and head and mentions(text, head):
+            return True
+        for alt in (term.replace("-", " "), term.replace("-", "")):
+            if _mentions(text, alt):
+                return True
+    return _mentions(text, term)
+
+
+def _mentions(text: str, term: str) -> bool:
+    forms = {term}
+    if term.endswith("es") and len(term) > 4:
+        forms.add(term[:-2])
+    if term.endswith("s") and len(term) > 3:
+        forms.add(term[:-1])
+    else:
+        forms.add(term + "s")
+    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    if re.search(rf"(?<![a-z0-9])(?:{alt})(?![a-z0-9])", text):
+        return True
+    acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
+    return bool(acronym and acronym.search(text))
