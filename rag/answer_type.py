@@ -22,8 +22,7 @@ _QUANTITY = re.compile(
 # The thing a quantity question counts or measures ("how many GPU hours", "what learning rate"):
 # the evidence sentence that states the number must name it.
 _QUANTITY_NOUN = re.compile(
-    r"\bhow (?:many|much) (?!(?:does|do|did|is|was|are|were|has|have|had|can|could|would|it|they|we)\b)"
-    r"((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
+    r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
     r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
     r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
     r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
@@ -40,6 +39,8 @@ _METRIC = (
 )
 # Words between "what" and the metric that make the metric a verb ("what exactly does it score?")
 _NOT_MODIFIER = rf"(?!(?:{_AUX}|it|they|we|this|that|these|those)\b)"
+# ... and words that put the thing in relation to another ("what improvement over the baselines")
+_NOT_RELATION = r"(?!(?:over|than|against|versus|vs|to|on|in|with|from|across|compared|relative|beyond)\b)"
 _VALUE = re.compile(
     rf"\b(?:what|which)\s+((?:{_NOT_MODIFIER}[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
     rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;]|$)",
@@ -107,7 +108,7 @@ _VALUE_VERB = re.compile(
 )
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
-    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}[\w\-]+\s+){{0,5}}?"  # "which of the six deep learning models"
+    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}{_NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
     r"(simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
     r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
     rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
@@ -141,7 +142,7 @@ def quantity_heads(question: str) -> set[str]:
     for m in _QUANTITY_NOUN.finditer(question):
         phrase = next(g for g in m.groups() if g)
         words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
-        if words and words[-1].lower() not in _DIMENSION_OF:  # "how much faster": the adjective's dimension
+        if words:
             heads.add(_norm(words[-1]))
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):

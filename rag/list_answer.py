@@ -54,10 +54,11 @@ def list_answer(
     s = engine.settings
     many = wants_many(question)
     lone = standout(evset.hits, s.list_standout_cosine, s.list_standout_gap)
-    if answerable < s.list_min_answerability and lone is None:
+    rescued = answerable < s.list_min_answerability  # only the stand-out paper can answer then
+    if rescued and lone is None:
         yield refusal(prompts.NO_MATCH_REASON)
         return
-    if many and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
+    if many and not rescued and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
         yield from complete_list(engine, question, query, timings, t0, refusal, filters)
         return
     cut = s.list_cut if many else s.list_single_cut
@@ -65,7 +66,7 @@ def list_answer(
     keep = [
         n
         for n in evset.papers()
-        if n == lone or (evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top)
+        if n == lone or (not rescued and evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top)
     ]
     gaps = aspect_gaps(engine, question, evset, keep)
     covered = [n for n, g in zip(keep, gaps) if not g]

@@ -222,13 +222,15 @@ def focus(
     is about the top-ranked source: the fused ranking picks the right paper more often than the
     best single sentence does (calibration half, explain answers: 92 vs 88 of 96). A question about
     several papers also gets every source within `broad_ratio` of the most relevant (`rel`: each
-    source's best sentence score, computed here when not given)."""
+    source's best sentence score, computed here when not given). Comparison words alone ("between",
+    "each", "differ") don't widen it: without names they mostly describe one paper (7 such full-scale
+    calibration questions: citation precision 5.0 of 7 on the top source, 2.7 with the broad ratio)."""
     if not hits:
         return set()
     named = term_focus(question, hits)
     if named:
         return named
-    if not _BROAD.search(question) or _SINGLE.search(question):
+    if _SINGLE.search(question) or not _BROAD.search(question):
         return {1}
     if rel is None:
         evidence = judge.evidence(hits)

@@ -184,7 +184,8 @@ class Retriever:
         """`ranked` with each named term that no paper of its first `window` mentions covered by the
         best indexed paper that does ("MLE-bench and API Pack …": the fused ranking may hold two papers
         on one and none on the other). The paper takes the first shown slot whose paper names none of
-        the terms (else one whose terms another shown paper names too); the rest keep their order."""
+        the terms (else one whose terms another shown paper names too), and the paper there moves just
+        below the shown ones; the rest keep their order. `scores` and `chunks` are updated in place."""
         lexical = self.bm25()
         s = self.settings
         ranked = list(ranked)
@@ -199,7 +200,21 @@ class Retriever:
                 continue  # no indexed paper names it: the refusal will say so, truthfully
             # a paper naming the whole name the term is part of ("LoRA Recycle", not just "recycle")
             whole = [r for r in runs if t in r.split()]
-            have = {p for p in have if all(mentions(lexical.named_text(p), r) for r in whole)} or have
+            have = {p for p in have if any(mentions(lexical.named_text(p), r) for r in whole)} or have
+            names = {p: {u for u in terms if mentions(lexical.named_text(p), u)} for p in shown}
+            # an empty slot, one whose paper names no term, or one whose terms another shown paper names
+            free = [len(shown)] if len(shown) < window else []
+            free = (
+                free
+                or [i for i, p in enumerate(shown) if not names[p]]
+                or [
+                    i
+                    for i, p in enumerate(shown)
+                    if all(any(u in names[q] for q in shown if q != p) for u in names[p])
+                ]
+            )
+            if not free:
+                continue  # every shown paper is the only one naming some term
             fused = [p for p in ranked if p in have]
             if fused:
                 best = fused[0]
@@ -208,20 +223,16 @@ class Retriever:
                 best = found[0][0].paper_id if found else sorted(have)[0]
                 for c in lexical.by_paper.get(best, []):
                     chunks[best].setdefault(c.chunk_id, c)
-            names = {p: {u for u in terms if mentions(lexical.named_text(p), u)} for p in shown}
-            # a slot whose paper names no term, else one whose terms another shown paper also names
-            free = [i for i, p in enumerate(shown) if not names[p]] or [
-                i
-                for i, p in enumerate(shown)
-                if all(any(u in names[q] for q in shown if q != p) for u in names[p])
-            ]
-            slot = free[0] if free else len(shown)
             if best in ranked:
                 ranked.remove(best)
-            ranked.insert(slot, best)
-            scores[best] = max(
-                scores.get(best, 0.0), scores.get(ranked[slot + 1], 0.0) if slot + 1 < len(ranked) else 0.0
-            )
+            # the paper takes the slot; the one it displaces moves just below the shown ones
+            if free[0] == len(shown):
+                ranked.insert(free[0], best)
+                continue
+            out = ranked[free[0]]
+            ranked[free[0]] = best
+            ranked.insert(min(window, len(ranked)), out)
+            scores[best] = max(scores.get(best, 0.0), scores.get(out, 0.0))
         return ranked
 
 

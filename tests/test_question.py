@@ -68,6 +68,8 @@ def test_focus_picks_the_papers_the_question_is_about(judge):
     rel = np.array([0.2, 0.4])
     assert focus("How does the agent learn its policy?", hits, judge, 0.7, rel=rel) == {1}
     assert focus("Summarize the papers on learning policies.", hits, judge, 0.7, rel=rel) == {1, 2}
+    # comparison words without names mostly describe one paper ("matches between an image pair")
+    assert focus("Rejecting matches between an image pair: how?", hits, judge, 0.7, rel=rel) == {1}
 
 
 PRECONDITIONER = (

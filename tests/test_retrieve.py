@@ -125,10 +125,16 @@ def test_an_uncovered_named_term_brings_in_the_paper_that_names_it(tmp_path, fak
     terms = named_terms(q)
     ranked = ["A0", "N0", "A1", "N1", "R0", "Z0"]
     scores = {p: 1.0 / (i + 1) for i, p in enumerate(ranked)}
-    out = r._cover_terms(q, terms, ranked, scores, {p: {} for p in ranked}, None, 4)
-    # the first shown paper that names no term gives its slot; the whole name wins over "recycle" alone
-    assert out[:4] == ["A0", "Z0", "N0", "A1"]
-    assert sorted(out) == sorted(ranked)
+    out = r._cover_terms(q, terms, ranked, dict(scores), {p: {} for p in ranked}, None, 4)
+    # the first shown paper that names no term gives its slot and moves just below the shown ones;
+    # the whole name wins over "recycle" alone
+    assert out == ["A0", "Z0", "A1", "N1", "N0", "R0"]
+    # the paper the new one replaces is the one that gives way: with a window of 2, "N0" (naming
+    # nothing) does, and "A0", the only shown paper naming AlphaBench, stays shown
+    assert r._cover_terms(q, terms, ["N0", "A0", "A1", "Z0"], dict(scores), {}, None, 2)[:2] == ["Z0", "A0"]
+    # every shown paper is the only one naming some term: nothing is pushed out
+    only = ["A0", "R0", "Z0"]
+    assert r._cover_terms(q, terms | {"agents"}, only, dict(scores), {}, None, 1) == only
     # nothing in the index names the term: the ranking is left as it was
     fake = "AlphaBench and Omicron-Net both concern code agents. What does each contribute?"
     assert r._cover_terms(fake, named_terms(fake), ranked, dict(scores), {}, None, 4) == ranked
