@@ -68,39 +68,27 @@ _METRIC_SYNONYMS = {
     "speedup": {"faster", "speed", "acceler"},
 }
 # "How much faster", "how long", "how big": no noun says what is measured, the adjective does; the
-# number must stand next to a word of its dimension.
-_DIMENSION = re.compile(
-    r"\bhow (?:much )?(faster|quicker|slower|long|fast|quick(?:ly)?|large|big|small|"
-    r"larger|bigger|smaller|better|cheaper|fewer|less)\b",
-    re.I,
-)
-_DIMENSION_WORDS = {
-    "fast": "faster speed speedup accelerate times quicker",
-    "long": "hours days minutes seconds weeks epochs steps time length tokens",
-    "large": "size scale parameters billion million larger bigger",
-    "small": "size smaller fewer reduction parameters compression",
-    "better": "better improvement gain outperforms higher lower",
-    "cheap": "cost cheaper reduction saving fewer",
+# number must stand next to a word of its dimension. Dimension -> (its name, its words), and the
+# adjectives that ask for it.
+_DIMENSIONS = {
+    "fast": ("speed", "faster speed speedup accelerate times quicker"),
+    "long": ("time", "hours days minutes seconds weeks epochs steps time length tokens"),
+    "large": ("size", "size scale parameters billion million larger bigger"),
+    "small": ("size", "size smaller fewer reduction parameters compression"),
+    "better": ("gain", "better improvement gain outperforms higher lower"),
+    "cheap": ("cost", "cost cheaper reduction saving fewer"),
 }
 _DIMENSION_OF = {
-    "faster": "fast",
-    "quicker": "fast",
-    "slower": "fast",
-    "fast": "fast",
-    "quick": "fast",
-    "quickly": "fast",
+    **dict.fromkeys(("faster", "quicker", "slower", "fast", "quick", "quickly"), "fast"),
     "long": "long",
-    "large": "large",
-    "big": "large",
-    "larger": "large",
-    "bigger": "large",
-    "small": "small",
-    "smaller": "small",
-    "fewer": "small",
-    "less": "small",
+    **dict.fromkeys(("large", "big", "larger", "bigger"), "large"),
+    **dict.fromkeys(("small", "smaller", "fewer", "less"), "small"),
     "better": "better",
     "cheaper": "cheap",
 }
+_DIMENSION = re.compile(
+    rf"\bhow (?:much )?({'|'.join(sorted(_DIMENSION_OF, key=len, reverse=True))})\b", re.I
+)
 # The value is measured on something the question names after its verb ("... reach on KAIST?")
 _VALUE_VERB = re.compile(
     r"\b(reach|reaches|achieve|achieves|attain|attains|obtain|obtains|report|reports|get|gets|score|scores)\b",
@@ -150,7 +138,7 @@ def quantity_heads(question: str) -> set[str]:
                 heads |= {_norm(w)} | _METRIC_SYNONYMS.get(_norm(w), set())
     if not heads:
         for m in _DIMENSION.finditer(question):
-            heads |= {_norm(w) for w in _DIMENSION_WORDS[_DIMENSION_OF[m.group(1).lower()]].split()}
+            heads |= {_norm(w) for w in _DIMENSIONS[_DIMENSION_OF[m.group(1).lower()]][1].split()}
     return heads
 
 
@@ -162,23 +150,13 @@ def measured_on(question: str) -> str:
     return question[verb.end() :] if verb else ""
 
 
-_DIMENSION_NAME = {
-    "fast": "speed",
-    "long": "time",
-    "large": "size",
-    "small": "size",
-    "better": "gain",
-    "cheap": "cost",
-}
-
-
 def quantity_phrase(question: str) -> str | None:
     """The words naming what a quantity question measures, as the user wrote them ("GPU hours"), or
     the adjective's dimension ("how much faster" -> "speed")."""
     found = [m for m in (_QUANTITY_NOUN.search(question), _VALUE.search(question)) if m]
     dim = _DIMENSION.search(question)
     if dim and not any(next(g for g in m.groups() if g).lower() not in _DIMENSION_OF for m in found):
-        return _DIMENSION_NAME[_DIMENSION_OF[dim.group(1).lower()]]
+        return _DIMENSIONS[_DIMENSION_OF[dim.group(1).lower()]][0]
     if not found:
         return None
     m = min(found, key=lambda m: (m.start(), -m.end()))  # the first, and of those the longest

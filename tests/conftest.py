@@ -139,6 +139,14 @@ def make_settings(data_dir: Path, **kw) -> Settings:
     return Settings(data_dir=data_dir, **kw)
 
 
+@pytest.fixture(scope="session")
+def judge(embedder):
+    """The support judge over the real embedder (read-only, shared)."""
+    from rag.cite import Judge
+
+    return Judge(embedder)
+
+
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return make_settings(tmp_path / "data")

@@ -11,7 +11,6 @@ from rag.answer_type import (
     states_quantity,
     unnamed_entity,
 )
-from rag.cite import Judge
 from rag.question import answerability
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
@@ -108,11 +107,6 @@ def test_one_of_several_named_things_and_acronyms_of_the_question():
     # "DL" only abbreviates the question's own "deep learning": no model is named
     assert unnamed_entity(q, [("We benchmark six well-known DL models on it.", "A corpus")]) == "models"
     assert unnamed_entity(q, [("DL models such as ResNet-50 are benchmarked.", "A corpus")]) is None
-
-
-@pytest.fixture(scope="module")
-def judge(embedder):
-    return Judge(embedder)
 
 
 def test_answerability_refuses_what_the_abstract_never_states(judge):

@@ -1,15 +1,8 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
 
-import pytest
-
-from rag.cite import Judge, bind, extractive, sentence_spans, split_markers
+from rag.cite import bind, extractive, sentence_spans, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
-
-
-@pytest.fixture(scope="module")
-def judge(embedder):
-    return Judge(embedder)
 
 
 def best(judge, claim, paper, polarity=True):

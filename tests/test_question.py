@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from rag.answer_type import quantity_heads
-from rag.cite import Judge
 from rag.question import (
     _absent_runs,
     answerability,
@@ -14,11 +13,6 @@ from rag.question import (
 )
 from rag.types import Hit
 from tests.conftest import CEL, RL
-
-
-@pytest.fixture(scope="module")
-def judge(embedder):
-    return Judge(embedder)
 
 
 def test_answerability_needs_the_named_terms_in_one_source(judge):
