@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: install install-1.5b run test test-fast lint chromium clean
+.PHONY: install install-1.5b run test test-fast screenshots lint chromium clean
 
 install: $(VENV)/.installed
 
@@ -40,6 +40,10 @@ test: install chromium lint
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"
+
+# Refreshes the committed UI screenshots (tests write theirs under tests/artifacts/ otherwise).
+screenshots: install chromium
+	RAG_SCREENSHOTS=eval/results/ui-screenshots $(PY) -m pytest -q tests/test_ui_browser.py tests/test_ui_find_browser.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

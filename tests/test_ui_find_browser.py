@@ -1,6 +1,6 @@
 """Find papers in a real browser (Playwright + Debian's headless Chromium): the real lister over the
-300-paper conference sample, with conftest's scripted FakeLLM. Screenshots go to
-eval/results/ui-screenshots/; axe-core audits the view in both colour schemes."""
+300-paper conference sample, with conftest's scripted FakeLLM. Screenshots go to tests/artifacts/screenshots/
+(`make screenshots`: eval/results/ui-screenshots/); axe-core audits the view in both colour schemes."""
 
 from __future__ import annotations
 
