@@ -12,36 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 
-import numpy as np
-from tqdm import tqdm
-
-from rag.chunk import chunk_id, chunk_paper, content_hash, embed_text, make_splitter
-from rag.errors import UserError
+from rag.chunk import chunk_id
+from rag.ingest import Ingest, IngestReport
 from rag.settings import Settings
 from rag.store import guarded, ingest_lock, not_indexed, open_client, store_exists
 from rag.types import Chunk, Paper
-
-PAPER_FIELDS = ("title", "source_file", "source_id", "index", "decision", "primary_area")
-
-
-@dataclass
-class IngestReport:
-    papers: int = 0
-    chunks: int = 0
-    added: int = 0
-    skipped: int = 0
-    removed: int = 0
-    seconds: float = 0.0
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["seconds"] = round(self.seconds, 3)
-        return d
 
 
 def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
@@ -57,14 +34,6 @@ def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
     if chunk_id(meta["paper_id"], f"{start}:{piece}") != cid:
         return None
     return Chunk(cid, meta["paper_id"], piece, start, end)
-
-
-def _paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
-    meta = {k: getattr(p, k) for k in PAPER_FIELDS if getattr(p, k) is not None}
-    if p.authors:
-        meta["authors"] = json.dumps(p.authors, ensure_ascii=False)
-    meta.update(content_hash=digest, n_chunks=n_chunks)
-    return meta
 
 
 def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
@@ -89,9 +58,8 @@ class Index:
         self.settings = settings
         self.client = None
         self._chunks = self._papers = None
-        self._max_batch = 1
+        self.max_batch = 1  # the client's largest write (set on open)
         self.writes = 0  # bumped by every ingest through this object that wrote: a free change check
-        self._wrote = False
         self._open(create)
 
     @guarded()
@@ -118,7 +86,7 @@ class Index:
             except (NotFoundError, ValueError):
                 return False
         self._chunks, self._papers = colls
-        self._max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
+        self.max_batch = max(1, min(self.client.get_max_batch_size(), 4096))
         return True
 
     @property
@@ -230,29 +198,14 @@ class Index:
                 out.append((c, 1.0 - float(dist)))
         return out
 
-    # ------------------------------------------------------------ writing
-    def _write(self, coll, ids, embeddings, documents, metadatas) -> None:
-        self._wrote = True
-        for i in range(0, len(ids), self._max_batch):
-            j = i + self._max_batch
-            coll.upsert(
-                ids=ids[i:j],
-                embeddings=embeddings[i:j],
-                metadatas=metadatas[i:j],
-                documents=documents[i:j] if documents is not None else None,
-            )
-
-    def _chunk_ids_of(self, paper_ids: list[str]) -> list[str]:
+    @guarded()
+    def chunk_ids_of(self, paper_ids: list[str]) -> list[str]:
         ids: list[str] = []
         for i in range(0, len(paper_ids), 500):
             ids += self.chunks.get(where={"paper_id": {"$in": paper_ids[i : i + 500]}}, include=[])["ids"]
         return ids
 
-    def _delete(self, coll, ids: list[str]) -> None:
-        self._wrote = self._wrote or bool(ids)
-        for i in range(0, len(ids), self._max_batch):
-            coll.delete(ids=ids[i : i + self._max_batch])
-
+    # ------------------------------------------------------------ writing (rag.ingest)
     @guarded(writing=True)
     def ingest(
         self, papers: list[Paper], embedder, progress: bool = True, say=None, on_progress=None
@@ -262,11 +215,11 @@ class Index:
         after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
         with ingest_lock(self.settings, say):
             self._open(True)
-            self._wrote = False
+            job = Ingest(self)
             try:
-                return self._ingest(papers, embedder, progress, on_progress)
+                return job.run(papers, embedder, progress, on_progress)
             finally:
-                if self._wrote:  # tell readers in any process (see generation())
+                if job.wrote:  # tell readers in any process (see generation())
                     self.writes += 1
                     self.papers.modify(metadata={"generation": uuid.uuid4().hex})
 
@@ -278,112 +231,3 @@ class Index:
         return (self.client.get_collection(self.papers.name, embedding_function=None).metadata or {}).get(
             "generation"
         )
-
-    def _ingest(self, papers: list[Paper], embedder, progress: bool, on_progress=None) -> IngestReport:
-        t0 = time.perf_counter()
-        s = self.settings
-        splitter = make_splitter(s.chunk_size, s.chunk_overlap)
-        rep = IngestReport(papers=len(papers))
-        ids = [p.paper_id for p in papers]
-        if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dup = next(i for i in ids if i in seen or seen.add(i))
-            raise UserError(f"Paper id '{dup}' occurs twice in the input; ids must be unique.")
-
-        known: dict[str, dict] = {}
-        for i in range(0, len(ids), 1000):
-            got = self.papers.get(ids=ids[i : i + 1000], include=["metadatas"])
-            known.update(zip(got["ids"], got["metadatas"]))
-
-        todo: list[tuple[Paper, str, list[Chunk]]] = []
-        moved: list[tuple[Paper, str, int]] = []
-        for p in papers:
-            digest = content_hash(
-                p, s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None)
-            )
-            m = known.get(p.paper_id)
-            if m and m.get("content_hash") == digest:
-                rep.skipped += int(m.get("n_chunks", 0))
-                if m.get("source_id") != p.source_id:  # same text, now owned by this file
-                    moved.append((p, digest, int(m.get("n_chunks", 0))))
-                continue
-            todo.append((p, digest, chunk_paper(p, splitter)))
-
-        total = sum(len(c) for _, _, c in todo)
-        bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
-        if on_progress:
-            on_progress(0, total)
-        for group in self._groups(todo):
-            texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
-            added, replaced = self._write_group(group, embedder.encode(texts, bulk=True))
-            rep.added += added
-            rep.removed += replaced
-            bar.update(added)
-            if on_progress:
-                on_progress(rep.added, total)
-        bar.close()
-
-        if moved:
-            self._wrote = True
-            self.papers.update(
-                ids=[p.paper_id for p, _, _ in moved], metadatas=[_paper_meta(p, d, n) for p, d, n in moved]
-            )
-        # papers that disappeared from a re-ingested file: only that very file's (by source_id)
-        sources, id_set = {p.source_id for p in papers if p.source_id}, set(ids)
-        stale = []
-        for sid in sources:
-            got = self.papers.get(where={"source_id": sid}, include=[])
-            stale += [pid for pid in got["ids"] if pid not in id_set]
-        if stale:
-            old = self._chunk_ids_of(stale)
-            self._delete(self.chunks, old)
-            self._delete(self.papers, stale)
-            rep.removed += len(old)
-
-        rep.chunks = rep.skipped + rep.added
-        rep.seconds = time.perf_counter() - t0
-        return rep
-
-    def _groups(self, todo: list) -> Iterator[list]:
-        """Consecutive papers holding about `ingest_block` chunks: the crash-safe unit."""
-        group, n = [], 0
-        for item in todo:
-            group.append(item)
-            n += len(item[2])
-            if n >= self.settings.ingest_block:
-                yield group
-                group, n = [], 0
-        if group:
-            yield group
-
-    def _write_group(self, group: list[tuple[Paper, str, list[Chunk]]], vecs) -> tuple[int, int]:
-        """Write one embedded group of papers; returns (chunks added, old chunks removed)."""
-        pids = [p.paper_id for p, _, _ in group]
-        new_ids = {c.chunk_id for _, _, chunks in group for c in chunks}
-        old = [i for i in self._chunk_ids_of(pids) if i not in new_ids]
-        self._delete(self.chunks, old)  # replaced text: old chunks go
-
-        ids, metas = [], []
-        p_ids, p_docs, p_metas, p_vecs = [], [], [], []
-        k = 0
-        for p, digest, chunks in group:
-            for c in chunks:
-                ids.append(c.chunk_id)
-                metas.append(
-                    {
-                        "paper_id": p.paper_id,
-                        "start": c.start,
-                        "end": c.end,
-                        "source_file": p.source_file,
-                        "index": p.index,
-                    }
-                )
-            mean = np.mean(vecs[k : k + len(chunks)], axis=0)
-            k += len(chunks)
-            p_ids.append(p.paper_id)
-            p_docs.append(p.text)
-            p_metas.append(_paper_meta(p, digest, len(chunks)))
-            p_vecs.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
-        self._write(self.chunks, ids, vecs, None, metas)
-        self._write(self.papers, p_ids, p_vecs, p_docs, p_metas)  # commit marker last
-        return len(ids), len(old)

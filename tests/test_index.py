@@ -1,43 +1,11 @@
-import json
 import os
 import re
-import signal
-import subprocess
-import sys
-from dataclasses import replace
 
 import pytest
 
 from rag.errors import UserError
 from rag.index import Index
 from rag.settings import Settings
-
-
-class CountingEmbedder:
-    """Wraps the real embedder and counts what it is asked to embed."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.calls = inner, inner.name, 0
-
-    def encode(self, texts, progress=False, bulk=False):
-        self.calls += len(texts)
-        return self.inner.encode(texts)
-
-
-def _ids(index: Index) -> list[str]:
-    return index.chunks.get(include=[])["ids"]
-
-
-def test_reingest_three_times_is_idempotent(settings, embedder, seed_papers):
-    index, counting = Index(settings), CountingEmbedder(embedder)
-    first = index.ingest(seed_papers, counting, progress=False)
-    assert first.added == first.chunks == index.count() > 38 and first.skipped == 0
-    embedded = counting.calls
-    for _ in range(3):
-        again = index.ingest(seed_papers, counting, progress=False)
-        assert (again.added, again.removed, again.skipped) == (0, 0, first.chunks)
-    assert counting.calls == embedded  # nothing embedded again
-    assert index.count() == first.chunks and index.paper_count() == 38
 
 
 def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_papers):
@@ -63,84 +31,6 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
     assert seed_papers[2].paper_id not in {c.paper_id for c, _ in index.dense(embedder.encode(["x"])[0], 40)}
 
 
-def test_changed_abstract_replaces_its_chunks(settings, embedder, seed_papers):
-    index = Index(settings)
-    index.ingest(seed_papers, embedder, progress=False)
-    before = index.count()
-    target = seed_papers[1]
-    old_ids = index._chunk_ids_of([target.paper_id])
-    changed = [
-        replace(p, text="A completely rewritten abstract about protein folding.") if p is target else p
-        for p in seed_papers
-    ]
-    rep = index.ingest(changed, embedder, progress=False)
-    new_ids = index._chunk_ids_of([target.paper_id])
-    assert rep.added == 1 and rep.removed == len(old_ids)
-    assert not set(old_ids) & set(new_ids)
-    assert index.count() == before - len(old_ids) + 1
-    assert index.get_papers([target.paper_id])[target.paper_id].text.startswith("A completely rewritten")
-
-
-def test_abstract_removed_from_file_is_removed(settings, embedder, seed_papers):
-    index = Index(settings)
-    index.ingest(seed_papers, embedder, progress=False)
-    gone = seed_papers[5]
-    rep = index.ingest([p for p in seed_papers if p is not gone], embedder, progress=False)
-    assert rep.removed > 0 and index.paper_count() == 37
-    assert index._chunk_ids_of([gone.paper_id]) == []
-
-
-def test_duplicate_ids_are_rejected_before_writing(settings, embedder, seed_papers):
-    index = Index(settings)
-    with pytest.raises(UserError, match="occurs twice"):
-        index.ingest(seed_papers + [seed_papers[0]], embedder, progress=False)
-    assert index.count() == 0
-
-
-def _synthetic_corpus(path, seed_papers, copies=6):
-    with open(path, "w") as f:
-        for k in range(copies):
-            for p in seed_papers:
-                f.write(
-                    json.dumps(
-                        {"id": f"{p.paper_id}-v{k}", "title": p.title, "abstract": f"Variant {k}. {p.text}"}
-                    )
-                    + "\n"
-                )
-    return copies * len(seed_papers)
-
-
-def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
-    corpus = tmp_path / "big.jsonl"
-    n = _synthetic_corpus(corpus, seed_papers)
-    data = tmp_path / "data"
-    env = {**os.environ, "RAG_INGEST_BLOCK": "24", "RAG_DATA_DIR": str(data)}
-    cmd = [sys.executable, "-m", "iclr_rag", "ingest", str(corpus)]
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    seen, buf = 0, b""
-    while proc.poll() is None:
-        buf += os.read(proc.stderr.fileno(), 256)
-        done = [int(x) for x in re.findall(rb"\| *(\d+)/\d+ \[", buf)]
-        seen = max(done, default=0)
-        if seen >= 72:  # a few groups committed, most still to go
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert 0 < seen, "ingest finished before it could be killed"
-
-    partial = Index(Settings(data_dir=data))
-    assert partial.paper_count() < n
-    out = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, check=True)
-    rep = json.loads(out.stdout)
-    assert set(rep) == {"papers", "chunks", "added", "skipped", "removed", "seconds"}
-    index = Index(Settings(data_dir=data))
-    ids = _ids(index)
-    assert len(ids) == len(set(ids)) == rep["chunks"] == index.count()
-    assert index.paper_count() == n
-    metas = index.papers.get(include=["metadatas"])["metadatas"]
-    assert sum(m["n_chunks"] for m in metas) == index.count()  # every paper complete, no leftovers
-
-
 def test_server_mode_uses_the_same_code(chroma_server, tmp_path, embedder, seed_papers):
     s = Settings(data_dir=tmp_path / "d", chroma_url=chroma_server)
     index = Index(s)
@@ -161,29 +51,6 @@ def test_unreachable_server_names_the_url(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(UserError, match=re.escape(url)):
         Index(Settings(data_dir=tmp_path, chroma_url=url))
-
-
-def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(tmp_path, settings, embedder):
-    """Stale clean-up is per source file identity, not per basename (it used to delete the other file's papers)."""
-    from rag.corpus import read_file
-
-    rows = [
-        {"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic number {i}. It works well."}
-        for i in range(6)
-    ]
-    for name, part in (("a", rows[:3]), ("b", rows[3:])):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in part))
-    index = Index(settings)
-    index.ingest(read_file(tmp_path / "a" / "corpus.jsonl"), embedder, progress=False)
-    second = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
-    assert second.removed == 0
-    assert index.paper_count() == 6
-    # a paper still vanishes when its own file drops it
-    (tmp_path / "b" / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in rows[3:5]))
-    third = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
-    assert third.removed > 0 and index.paper_count() == 5
-    assert sorted(index.paper_records()) == ["P0", "P1", "P2", "P3", "P4"]
 
 
 # ------------------------------------------------------------ storage failures (issue 14, defects 3, 4, 9)
@@ -289,25 +156,3 @@ def test_reading_a_missing_store_creates_nothing(tmp_path):
     with pytest.raises(UserError, match="Nothing is indexed yet"):
         index.papers.get()
     assert list(data.iterdir()) == []
-
-
-def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_embedder):
-    """Two ingests of the same papers at once: the second waits for the lock, then skips all."""
-    import threading
-
-    s = Settings(data_dir=tmp_path / "data", ingest_block=1)
-    emb = slow_embedder
-    said, reports = [], []
-
-    def run():
-        reports.append(Index(s).ingest(tiny_papers, emb, progress=False, say=said.append))
-
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert emb.calls == len(tiny_papers)  # not 2x
-    assert sorted(r.added for r in reports) == [0, len(tiny_papers)]
-    assert any("waiting for another ingest" in m for m in said)
-    assert Index(s).count() == len(tiny_papers)

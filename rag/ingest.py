@@ -1,0 +1,180 @@
+"""The write path of the store (rag.index.Index.ingest): which papers changed, their chunks embedded in
+blocks of about `ingest_block`, each block's chunk records written before its paper records (the
+commit markers), and the papers a re-ingested file no longer holds removed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter
+from rag.errors import UserError
+from rag.types import Chunk, Paper
+
+PAPER_FIELDS = ("title", "source_file", "source_id", "index", "decision", "primary_area")
+
+
+@dataclass
+class IngestReport:
+    papers: int = 0
+    chunks: int = 0
+    added: int = 0
+    skipped: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+def paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
+    meta = {k: getattr(p, k) for k in PAPER_FIELDS if getattr(p, k) is not None}
+    if p.authors:
+        meta["authors"] = json.dumps(p.authors, ensure_ascii=False)
+    meta.update(content_hash=digest, n_chunks=n_chunks)
+    return meta
+
+
+class Ingest:
+    """One ingest into an open `Index` (the caller holds its ingest lock). `wrote` tells whether
+    anything in the store changed."""
+
+    def __init__(self, index):
+        self.index = index
+        self.settings = index.settings
+        self.wrote = False
+
+    def write(self, coll, ids, embeddings, documents, metadatas) -> None:
+        self.wrote = True
+        step = self.index.max_batch
+        for i in range(0, len(ids), step):
+            j = i + step
+            coll.upsert(
+                ids=ids[i:j],
+                embeddings=embeddings[i:j],
+                metadatas=metadatas[i:j],
+                documents=documents[i:j] if documents is not None else None,
+            )
+
+    def delete(self, coll, ids: list[str]) -> None:
+        self.wrote = self.wrote or bool(ids)
+        step = self.index.max_batch
+        for i in range(0, len(ids), step):
+            coll.delete(ids=ids[i : i + step])
+
+    def run(self, papers: list[Paper], embedder, progress: bool, on_progress=None) -> IngestReport:
+        t0 = time.perf_counter()
+        s, index = self.settings, self.index
+        splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+        rep = IngestReport(papers=len(papers))
+        ids = [p.paper_id for p in papers]
+        if len(set(ids)) != len(ids):
+            seen: set[str] = set()
+            dup = next(i for i in ids if i in seen or seen.add(i))
+            raise UserError(f"Paper id '{dup}' occurs twice in the input; ids must be unique.")
+
+        known: dict[str, dict] = {}
+        for i in range(0, len(ids), 1000):
+            got = index.papers.get(ids=ids[i : i + 1000], include=["metadatas"])
+            known.update(zip(got["ids"], got["metadatas"]))
+
+        todo: list[tuple[Paper, str, list[Chunk]]] = []
+        moved: list[tuple[Paper, str, int]] = []
+        for p in papers:
+            digest = content_hash(
+                p, s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None)
+            )
+            m = known.get(p.paper_id)
+            if m and m.get("content_hash") == digest:
+                rep.skipped += int(m.get("n_chunks", 0))
+                if m.get("source_id") != p.source_id:  # same text, now owned by this file
+                    moved.append((p, digest, int(m.get("n_chunks", 0))))
+                continue
+            todo.append((p, digest, chunk_paper(p, splitter)))
+
+        total = sum(len(c) for _, _, c in todo)
+        bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
+        if on_progress:
+            on_progress(0, total)
+        for group in self.groups(todo):
+            texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
+            added, replaced = self.write_group(group, embedder.encode(texts, bulk=True))
+            rep.added += added
+            rep.removed += replaced
+            bar.update(added)
+            if on_progress:
+                on_progress(rep.added, total)
+        bar.close()
+
+        if moved:
+            self.wrote = True
+            index.papers.update(
+                ids=[p.paper_id for p, _, _ in moved], metadatas=[paper_meta(p, d, n) for p, d, n in moved]
+            )
+        # papers that disappeared from a re-ingested file: only that very file's (by source_id)
+        sources, id_set = {p.source_id for p in papers if p.source_id}, set(ids)
+        stale = []
+        for sid in sources:
+            got = index.papers.get(where={"source_id": sid}, include=[])
+            stale += [pid for pid in got["ids"] if pid not in id_set]
+        if stale:
+            old = index.chunk_ids_of(stale)
+            self.delete(index.chunks, old)
+            self.delete(index.papers, stale)
+            rep.removed += len(old)
+
+        rep.chunks = rep.skipped + rep.added
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def groups(self, todo: list) -> Iterator[list]:
+        """Consecutive papers holding about `ingest_block` chunks: the crash-safe unit."""
+        group, n = [], 0
+        for item in todo:
+            group.append(item)
+            n += len(item[2])
+            if n >= self.settings.ingest_block:
+                yield group
+                group, n = [], 0
+        if group:
+            yield group
+
+    def write_group(self, group: list[tuple[Paper, str, list[Chunk]]], vecs) -> tuple[int, int]:
+        """Write one embedded group of papers; returns (chunks added, old chunks removed)."""
+        index = self.index
+        pids = [p.paper_id for p, _, _ in group]
+        new_ids = {c.chunk_id for _, _, chunks in group for c in chunks}
+        old = [i for i in index.chunk_ids_of(pids) if i not in new_ids]
+        self.delete(index.chunks, old)  # replaced text: old chunks go
+
+        ids, metas = [], []
+        p_ids, p_docs, p_metas, p_vecs = [], [], [], []
+        k = 0
+        for p, digest, chunks in group:
+            for c in chunks:
+                ids.append(c.chunk_id)
+                metas.append(
+                    {
+                        "paper_id": p.paper_id,
+                        "start": c.start,
+                        "end": c.end,
+                        "source_file": p.source_file,
+                        "index": p.index,
+                    }
+                )
+            mean = np.mean(vecs[k : k + len(chunks)], axis=0)
+            k += len(chunks)
+            p_ids.append(p.paper_id)
+            p_docs.append(p.text)
+            p_metas.append(paper_meta(p, digest, len(chunks)))
+            p_vecs.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
+        self.write(index.chunks, ids, vecs, None, metas)
+        self.write(index.papers, p_ids, p_vecs, p_docs, p_metas)  # commit marker last
+        return len(ids), len(old)
