@@ -31,6 +31,13 @@ _LIST_HEAD = re.compile(
 _PLURAL_LIST = re.compile(
     r"\b(?:papers|works|studies|articles|abstracts|submissions|publications|approaches|methods|any)\b", re.I
 )
+# "Which paper studies …", "Is there a paper …": one paper asked for, whatever plural follows (a verb,
+# "methods" of the description).
+_ONE_PAPER = re.compile(
+    r"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:(?:which|what)|(?:is|was)\s+there\s+(?:a|one))\s+"
+    r"(?:paper|work|study|article|abstract|submission)\b(?!s)",
+    re.I,
+)
 _SUMMARY = re.compile(
     r"^\s*(?:please\s+)?(?:summari[sz]e|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary|rundown|recap)|"
     r"overview|recap|(?:what|how)\s+(?:is|are)\s+the\s+(?:state|landscape)|"
@@ -54,7 +61,11 @@ def shape(question: str) -> str:
 
 def wants_many(question: str) -> bool:
     """A list question asking for several papers ("which papers", "any work") rather than one."""
-    return bool(_PLURAL_LIST.search(question)) and not _SINGLE.search(question)
+    return (
+        bool(_PLURAL_LIST.search(question))
+        and not _SINGLE.search(question)
+        and not _ONE_PAPER.search(question)
+    )
 
 
 def described(question: str) -> str:

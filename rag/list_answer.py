@@ -44,6 +44,13 @@ def standout(hits: list[Hit], min_cosine: float, min_gap: float) -> int | None:
     return cos[0][1] if len(cos) == 1 or cos[0][0] - cos[1][0] >= min_gap else None
 
 
+def shown(covered: list[int], lone: int | None, many: bool, limit: int) -> list[int]:
+    """The papers that get a line (positions, best first). Asked for papers: by their best evidence
+    sentence. Asked for one: the stand-out paper, else the best ranked, as `rag.question.focus` picks
+    the paper a one-paper question is about."""
+    return (covered if many else sorted(covered, key=lambda n: (n != lone, n)))[:limit]
+
+
 def list_answer(
     engine, question, query, evset: EvidenceSet, timings, t0, refusal, filters=None, answerable=1.0
 ) -> Iterator:
@@ -74,7 +81,7 @@ def list_answer(
         lacking = sorted({w for g in gaps for w in g})
         yield refusal(prompts.uncovered_reason(lacking))
         return
-    keep = covered[: s.list_max if many else s.list_single_max]
+    keep = shown(covered, lone, many, s.list_max if many else s.list_single_max)
     if not keep:
         yield refusal(prompts.NO_MATCH_REASON)
         return

@@ -84,3 +84,23 @@ def test_described_drops_the_question_frame(q, want):
     from rag.intent import described
 
     assert described(q) == want
+
+
+@pytest.mark.parametrize(
+    "q, many",
+    [
+        ("Which papers use contrastive pretraining for robotics?", True),
+        ("Are there studies on tokenizer-free language models?", True),
+        ("Is there any work on pruning vision transformers?", True),
+        ("Papers about speculative decoding", True),
+        # one paper asked for, whatever plural word the description holds (a verb, "methods")
+        ("Which paper studies the calibration of reward models?", False),
+        ("OK, which work compares methods for test-time adaptation?", False),
+        ("Is there a paper that studies approaches to model merging?", False),
+        ("Which one of the papers studies sparse autoencoders?", False),
+    ],
+)
+def test_one_paper_or_many_is_read_from_the_frame(q, many):
+    from rag.intent import wants_many
+
+    assert wants_many(q) is many

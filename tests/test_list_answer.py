@@ -67,3 +67,23 @@ def test_standout_needs_both_the_cosine_and_the_gap(tiny_papers):
     assert standout(hits(0.5, 0.3), 0.55, 0.1) is None  # none fits well enough
     assert standout(hits(None, 0.6), 0.55, 0.1) == 2  # a paper the dense side never saw has no say
     assert standout(hits(None, None), 0.55, 0.1) is None
+
+
+def test_one_paper_asked_for_gets_the_standout_else_the_best_ranked():
+    from rag.list_answer import shown
+
+    # positions in retrieval order; `covered` comes best evidence sentence first
+    assert shown([3, 1, 2], None, many=False, limit=1) == [1]
+    assert shown([3, 1, 2], 2, many=False, limit=1) == [2]
+    assert shown([3, 1, 2], None, many=False, limit=2) == [1, 2]
+    assert shown([3, 1, 2], None, many=True, limit=2) == [3, 1]  # papers asked for: best sentence first
+    assert shown([], None, many=False, limit=1) == []
+
+
+def test_a_which_paper_question_names_one_paper(seed_engine, fake_llm):
+    ans = seed_engine.ask(
+        "Which paper uses neural networks to accelerate the convergence of iterative solvers?"
+    )
+    assert not ans.refused and ans.shape == "list"
+    assert len({c.paper_id for c in ans.citations}) == 1
+    assert fake_llm.calls == []
