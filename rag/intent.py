@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from rag.cite import flatten
+from rag.cite import content_words, flatten
 from rag.names import mentions, named_terms
 from rag.question import _COMPARE, _SINGLE
 from rag.question import _WHICH as _WHICH_HEAD
@@ -83,10 +83,12 @@ _REFERS_BACK = re.compile(
     r"(?:\s+(?:one|paper|work|method|model|approach|question|study))?",
     re.I,
 )
-# "that paper", "this method": an explicit pointer to an earlier turn.
+# "that paper", "this method", "those thoughts": an explicit pointer to an earlier turn ("these"/"those"
+# before any word; "this"/"that" only before a paper-like noun, as "that" also joins clauses).
 _DEMONSTRATIVE = re.compile(
-    r"\b(?:this|that|these|those|the\s+same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
-    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b"
+    r"(?:\b(?:this|that|the\s+same)\s+(?:paper|papers|method|methods|model|models|approach|framework|"
+    r"work|study|technique|benchmark|dataset|system|algorithm|architecture|one|ones|authors?)\b|"
+    r"\b(?:these|those)\s+(?!(?:that|which|who|where|of|in|on|are|were|with)\b)[a-z][\w-]*)"
     r"(?!\s+(?:that|which|who|where|called|named|proposed|introduced)\b)",
     re.I,
 )
@@ -108,27 +110,55 @@ _SWITCH = re.compile(
     r"new\s+(?:topic|question)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
     re.I,
 )
+_DETAIL = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|alright|now|and|then|fine)\W+)*(?:what|how)\s+about\s+(?:on|in|for|with|at|under|when)\b",
+    re.I,
+)
 _CLAUSE = re.compile(
     r"\b(?:what|which|how|why|who|where|when|does|do|did|is|are|was|were|can|could|has|have)\b", re.I
 )
 
 
+# A subject the question describes: "the paper on X", "the one about X", "what about X — <question>".
+_DESCRIBED = re.compile(
+    r"\bthe\s+(?:paper|work|study|one|method|approach|model)\s+(?:on|about|that\s+(?!it\b|they\b))\s*(?P<x>[^,:;?—–]+)|"
+    r"^\W*(?:(?:ok(?:ay)?|alright|now|and|then|fine)\W+)*(?:what|how)\s+about\s+(?!(?:on|in|for|with|at|under|its?|their|the\s+same)\b)"
+    r"(?P<y>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)",
+    re.I,
+)
+
+
 def _names_new_subject(question: str, turns: list[str]) -> bool:
-    """The question names something no earlier turn did, in a full clause (not "And on X?")."""
-    terms = named_terms(question)
-    if not terms or not _CLAUSE.search(question):
-        return False
+    """The question introduces something no earlier turn did before any pronoun could point back:
+    a name in a full clause ("Now SRSA: how does it …", not "And on X?" nor "How does it compare to
+    X?"), or a described subject ("the paper on X", "What about X — …") in words of its own."""
     before = flatten(" ".join(turns))
-    return any(not mentions(before, t) for t in terms)
+    pronoun = _ANAPHORA.search(question)
+    first = pronoun.start() if pronoun else len(question)
+    low = flatten(question)
+    terms = [t for t in named_terms(question) if not mentions(before, t)]
+    # "What about on SUN RGB-D?" asks the same of another setting: an ellipsis, not a clause
+    clause = _CLAUSE.search(question) and not _DETAIL.match(question)
+    if clause and any(0 <= low.find(t) < first for t in terms):
+        return True
+    m = _DESCRIBED.search(question)
+    if not m or m.start() >= first:
+        return False
+    x = m.group("x") or m.group("y") or ""
+    words = content_words(x) - content_words(" ".join(turns))
+    # "What about speed — is it …?" asks more of the same paper: a new subject takes two words of its own
+    return len(words) >= (1 if m.group("x") else 2) and not _ANAPHORA.search(x)
 
 
 def referent(question: str, turns: list[str]) -> int | None:
     """Index of the earlier user turn the question depends on, or None when it stands on its own.
 
-    In order: an ordinal ("the first one") or a demonstrative ("that paper") points back; a stated
-    switch ("Let's move to …") or a newly named subject in a full question stands alone; a pronoun,
-    a weak definite ("the method") or an ellipsis ("And on X?") leans on the last turn. A question
-    that names its own subject is answered on its own: a topic switch never drags the last turn along."""
+    In order: an ordinal ("the first one") or a demonstrative ("that paper", "those results") points
+    back; a stated switch ("Let's move to …") or a new subject introduced before any pronoun (a name in a
+    full question, "the paper on X", "What about X — …") stands alone; a pronoun, a weak definite ("the
+    method") or an ellipsis ("And on X?", "What about on X?") leans on the last turn. A question that
+    names its own subject is answered on its own: a topic switch never drags the last turn along, and a
+    pronoun before a new name ("How does it compare to X?") keeps the subject it points to."""
     if not turns:
         return None
     back = _REFERS_BACK.search(question)

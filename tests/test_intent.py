@@ -57,6 +57,19 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("Which examples stay memorized according to that paper?", ["Q?", "What does EvoGen do?"], 1),
         ("And on SUN RGB-D?", ["What AP50 gains does DEST report on ScanNet V2?"], 0),
         ("How does EvoGen's curriculum work?", ["What does EvoGen do?"], None),
+        # a pronoun before the new name points back: the name is a detail of the earlier subject
+        ("How does it compare to MorphoDiff?", ["What does EvoGen do?"], 0),
+        ("Does it report PSNR on the benchmark, and how much?", ["Tell me about UniG."], 0),
+        ("Now SRSA: how does it pick skills?", ["What does EvoGen do?"], None),  # the name comes first
+        ("Do those gains hold for larger models?", ["What does EvoGen do?"], 0),  # these/those + any noun
+        ("Where do these thoughts come from?", ["What is Lean-STaR?"], 0),
+        # a subject described in words of its own stands alone
+        ("Now the paper on grade-school math: what does it find?", ["What does EvoGen do?"], None),
+        ("And the one on rectified flow?", ["Which papers are about diffusion?"], None),
+        ("What about vehicle routing at scale — how is it solved?", ["What does EvoGen do?"], None),
+        ("What about speed — is it faster?", ["What does EvoGen do?"], 0),  # one generic word: same paper
+        ("What about on SUN RGB-D?", ["What AP50 gains does DEST report on ScanNet V2?"], 0),
+        ("Does the paper on it say more?", ["What does EvoGen do?"], 0),
     ],
 )
 def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
