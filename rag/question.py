@@ -42,7 +42,14 @@ _CLAUSE = re.compile(
 )
 # Questions about several papers ("summarize the papers", "what do the RL works propose") may cite
 # every source close to the best; "which one" questions want the single best.
-_BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection|contrast|compare)\b", re.I)
+_BROAD = re.compile(r"\b(papers|works|studies|summari[sz]e|overview|collection)\b", re.I)
+# "Compare A and B", "How do A and B compare?" ask for several papers; "how did they compare with
+# vision-only models?" and "a metric to compare methods" are about one.
+_BROAD_COMPARE = re.compile(
+    r"(?:^|[.?!:;]\s+)\W*(?:please\s+)?(?:compare|contrast)\b|"
+    r"\bhow\s+do\s+(?!(?:they|their|these|those|the\s+authors)\b)[^?.]*\bcompare\b",
+    re.I,
+)
 _SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 
 
@@ -221,16 +228,18 @@ def focus(
     of them (for comparisons, the best source for each term). Otherwise a question about one paper
     is about the top-ranked source: the fused ranking picks the right paper more often than the
     best single sentence does (calibration half, explain answers: 92 vs 88 of 96). A question about
-    several papers also gets every source within `broad_ratio` of the most relevant (`rel`: each
-    source's best sentence score, computed here when not given). Comparison words alone ("between",
-    "each", "differ") don't widen it: without names they mostly describe one paper (7 such full-scale
-    calibration questions: citation precision 5.0 of 7 on the top source, 2.7 with the broad ratio)."""
+    several papers ("papers", "summarize", "Compare A and B", "How do A and B compare?") also gets every
+    source within `broad_ratio` of the most relevant (`rel`: each source's best sentence score,
+    computed here when not given). Comparison words alone ("between", "each", "differ", "how did they
+    compare with …") don't widen it: without names they mostly describe one paper (7 such full-scale
+    calibration questions: citation precision 5.0 of 7 on the top source, 2.7 with the broad ratio;
+    "how did they compare with vision-only models?": 1.0 vs 0.25)."""
     if not hits:
         return set()
     named = term_focus(question, hits)
     if named:
         return named
-    if _SINGLE.search(question) or not _BROAD.search(question):
+    if _SINGLE.search(question) or not (_BROAD.search(question) or _BROAD_COMPARE.search(question)):
         return {1}
     if rel is None:
         evidence = judge.evidence(hits)

@@ -64,6 +64,13 @@ def test_focus_picks_the_papers_the_question_is_about(judge):
     assert focus("Summarize the papers on learning policies.", hits, judge, 0.7, rel=rel) == {1, 2}
     # comparison words without names mostly describe one paper ("matches between an image pair")
     assert focus("Rejecting matches between an image pair: how?", hits, judge, 0.7, rel=rel) == {1}
+    # "compare" asks for several papers as an imperative or with two subjects, not against a baseline
+    assert focus("Contrast the agent paper with the tissue one.", hits, judge, 0.7, rel=rel) == {1, 2}
+    assert focus("How do agents and tissue models compare?", hits, judge, 0.7, rel=rel) == {1, 2}
+    assert focus(
+        "What did it learn, and how did they compare with baselines?", hits, judge, 0.7, rel=rel
+    ) == {1}
+    assert focus("How does their model compare with direct optimization?", hits, judge, 0.7, rel=rel) == {1}
 
 
 PRECONDITIONER = (
