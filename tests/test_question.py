@@ -73,6 +73,20 @@ def test_focus_picks_the_papers_the_question_is_about(judge):
     assert focus("How does their model compare with direct optimization?", hits, judge, 0.7, rel=rel) == {1}
 
 
+def test_focus_of_a_name_several_sources_use_is_the_best_ranked_of_them(judge):
+    from dataclasses import replace
+
+    # a third paper that also names Celcomen (as a baseline): a one-paper question is about one of them
+    other = replace(
+        CEL, paper_id="P3", title="Tissue models", text="We compare against Celcomen on spleen data."
+    )
+    hits = [Hit(RL, 1.0), Hit(CEL, 0.8), Hit(other, 0.5)]
+    assert focus("How does Celcomen model tissues?", hits, judge, 0.7) == {2}
+    assert focus("How does Celcomen model tissues, and on which data?", hits, judge, 0.7) == {2}
+    # two names compared: a source for each
+    assert focus("Compare Celcomen and MR.Q.", hits, judge, 0.7) == {1, 2, 3}
+
+
 PRECONDITIONER = (
     "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
     "iterative solvers of sparse linear systems. The learned preconditioner speeds up convergence."
