@@ -202,7 +202,12 @@ def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers
     assert any(h.paper.paper_id == "EVIL" for h in ans.retrieved[: s.context_papers])  # it was in the prompt
     assert "PWNED" not in ans.answer
     assert all("PWNED" not in c.quote for c in ans.citations)
-    assert any((c.source_file, c.index) == CELCOMEN for c in ans.citations)
+    # still an answer about Celcomen, from the papers that name it (where the fake ranks first, a one-paper
+    # answer cites the fake's other sentences: rag.question.focus), with the real paper among the sources shown
+    about = {"EVIL", cel.paper_id}
+    assert ans.citations and all(c.paper_id in about for c in ans.citations)
+    shown = ans.retrieved[: s.context_papers]
+    assert any((h.paper.source_file, h.paper.index) == CELCOMEN for h in shown)
 
 
 def test_generator_sees_only_evidence_sentences_of_the_papers_the_question_is_about(seed_engine, fake_llm):
