@@ -36,6 +36,13 @@ def content_hash(paper: Paper, *settings) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
 
+def vector_hash(paper: Paper, *settings) -> str:
+    """Changes when anything that shapes the stored vectors changes (the text, the title each chunk is
+    embedded with, the chunking and the embedder), not with metadata such as the file it came from."""
+    payload = [paper.text, paper.title, *settings]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+
 def chunk_paper(paper: Paper, splitter: SentenceSplitter) -> list[Chunk]:
     chunks: list[Chunk] = []
     pos = 0

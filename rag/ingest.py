@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter
+from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, vector_hash
 from rag.errors import UserError
 from rag.types import Chunk, Paper
 
@@ -34,12 +34,22 @@ class IngestReport:
         return d
 
 
-def paper_meta(p: Paper, digest: str, n_chunks: int) -> dict:
+def paper_meta(p: Paper, digest: str, n_chunks: int, vectors: str) -> dict:
     meta = {k: getattr(p, k) for k in PAPER_FIELDS if getattr(p, k) is not None}
     if p.authors:
         meta["authors"] = json.dumps(p.authors, ensure_ascii=False)
-    meta.update(content_hash=digest, n_chunks=n_chunks)
+    meta.update(content_hash=digest, vector_hash=vectors, n_chunks=n_chunks)
     return meta
+
+
+def chunk_meta(p: Paper, start: int, end: int) -> dict:
+    return {
+        "paper_id": p.paper_id,
+        "start": start,
+        "end": end,
+        "source_file": p.source_file,
+        "index": p.index,
+    }
 
 
 class Ingest:
@@ -50,6 +60,10 @@ class Ingest:
         self.index = index
         self.settings = index.settings
         self.wrote = False
+        self.vectors: dict[str, str] = {}  # paper id -> vector_hash, for the paper records written
+
+    def meta(self, p: Paper, digest: str, n_chunks: int) -> dict:
+        return paper_meta(p, digest, n_chunks, self.vectors[p.paper_id])
 
     def write(self, coll, ids, embeddings, documents, metadatas) -> None:
         self.wrote = True
@@ -87,17 +101,23 @@ class Ingest:
 
         todo: list[tuple[Paper, str, list[Chunk]]] = []
         moved: list[tuple[Paper, str, int]] = []
+        relabel: list[tuple[Paper, str, int]] = []
+        shape = (s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None))
         for p in papers:
-            digest = content_hash(
-                p, s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None)
-            )
+            digest = content_hash(p, *shape)
             m = known.get(p.paper_id)
+            n = int((m or {}).get("n_chunks", 0))
             if m and m.get("content_hash") == digest:
-                rep.skipped += int(m.get("n_chunks", 0))
+                rep.skipped += n
                 if m.get("source_id") != p.source_id:  # same text, now owned by this file
-                    moved.append((p, digest, int(m.get("n_chunks", 0))))
+                    moved.append((p, digest, n))
+                continue
+            if m and m.get("vector_hash") == vector_hash(p, *shape):
+                rep.skipped += n  # same vectors, other metadata (another file, decision): nothing to embed
+                relabel.append((p, digest, n))
                 continue
             todo.append((p, digest, chunk_paper(p, splitter)))
+        self.vectors = {p.paper_id: vector_hash(p, *shape) for p, _, _ in [*todo, *moved, *relabel]}
 
         total = sum(len(c) for _, _, c in todo)
         bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
@@ -116,8 +136,10 @@ class Ingest:
         if moved:
             self.wrote = True
             index.papers.update(
-                ids=[p.paper_id for p, _, _ in moved], metadatas=[paper_meta(p, d, n) for p, d, n in moved]
+                ids=[p.paper_id for p, _, _ in moved], metadatas=[self.meta(p, d, n) for p, d, n in moved]
             )
+        for i in range(0, len(relabel), 500):
+            self.relabel(relabel[i : i + 500])
         # papers that disappeared from a re-ingested file: only that very file's (by source_id)
         sources, id_set = {p.source_id for p in papers if p.source_id}, set(ids)
         stale = []
@@ -133,6 +155,21 @@ class Ingest:
         rep.chunks = rep.skipped + rep.added
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def relabel(self, group: list[tuple[Paper, str, int]]) -> None:
+        """New metadata for papers whose vectors stay: their chunk records first, then (the commit
+        marker) their paper records; killed in between, a re-run relabels them again."""
+        index, step = self.index, self.index.max_batch
+        by_id = {p.paper_id: p for p, _, _ in group}
+        got = index.chunks.get(ids=index.chunk_ids_of(list(by_id)), include=["metadatas"])
+        metas = [chunk_meta(by_id[m["paper_id"]], m["start"], m["end"]) for m in got["metadatas"]]
+        self.wrote = True
+        for i in range(0, len(metas), step):
+            index.chunks.update(ids=got["ids"][i : i + step], metadatas=metas[i : i + step])
+        ids = list(by_id)
+        for i in range(0, len(ids), step):
+            part = group[i : i + step]
+            index.papers.update(ids=ids[i : i + step], metadatas=[self.meta(p, d, n) for p, d, n in part])
 
     def groups(self, todo: list) -> Iterator[list]:
         """Consecutive papers holding about `ingest_block` chunks: the crash-safe unit."""
@@ -160,20 +197,12 @@ class Ingest:
         for p, digest, chunks in group:
             for c in chunks:
                 ids.append(c.chunk_id)
-                metas.append(
-                    {
-                        "paper_id": p.paper_id,
-                        "start": c.start,
-                        "end": c.end,
-                        "source_file": p.source_file,
-                        "index": p.index,
-                    }
-                )
+                metas.append(chunk_meta(p, c.start, c.end))
             mean = np.mean(vecs[k : k + len(chunks)], axis=0)
             k += len(chunks)
             p_ids.append(p.paper_id)
             p_docs.append(p.text)
-            p_metas.append(paper_meta(p, digest, len(chunks)))
+            p_metas.append(self.meta(p, digest, len(chunks)))
             p_vecs.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
         self.write(index.chunks, ids, vecs, None, metas)
         self.write(index.papers, p_ids, p_vecs, p_docs, p_metas)  # commit marker last
