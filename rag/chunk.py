@@ -33,13 +33,16 @@ def content_hash(paper: Paper, *settings) -> str:
         paper.index,
         *settings,
     ]
-    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+    return _digest(payload)
 
 
 def vector_hash(paper: Paper, *settings) -> str:
     """Changes when anything that shapes the stored vectors changes (the text, the title each chunk is
     embedded with, the chunking and the embedder), not with metadata such as the file it came from."""
-    payload = [paper.text, paper.title, *settings]
+    return _digest([paper.text, paper.title, *settings])
+
+
+def _digest(payload: list) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
 
 

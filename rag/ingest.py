@@ -107,17 +107,18 @@ class Ingest:
             digest = content_hash(p, *shape)
             m = known.get(p.paper_id)
             n = int((m or {}).get("n_chunks", 0))
+            if m and m.get("content_hash") == digest and m.get("source_id") == p.source_id:
+                rep.skipped += n
+                continue
+            vectors = self.vectors[p.paper_id] = vector_hash(p, *shape)  # for the paper record written
             if m and m.get("content_hash") == digest:
                 rep.skipped += n
-                if m.get("source_id") != p.source_id:  # same text, now owned by this file
-                    moved.append((p, digest, n))
-                continue
-            if m and m.get("vector_hash") == vector_hash(p, *shape):
+                moved.append((p, digest, n))  # same text, now owned by this file
+            elif m and m.get("vector_hash") == vectors:
                 rep.skipped += n  # same vectors, other metadata (another file, decision): nothing to embed
                 relabel.append((p, digest, n))
-                continue
-            todo.append((p, digest, chunk_paper(p, splitter)))
-        self.vectors = {p.paper_id: vector_hash(p, *shape) for p, _, _ in [*todo, *moved, *relabel]}
+            else:
+                todo.append((p, digest, chunk_paper(p, splitter)))
 
         total = sum(len(c) for _, _, c in todo)
         bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
@@ -161,15 +162,14 @@ class Ingest:
         marker) their paper records; killed in between, a re-run relabels them again."""
         index, step = self.index, self.index.max_batch
         by_id = {p.paper_id: p for p, _, _ in group}
-        got = index.chunks.get(ids=index.chunk_ids_of(list(by_id)), include=["metadatas"])
+        got = index.chunks.get(where={"paper_id": {"$in": list(by_id)}}, include=["metadatas"])
         metas = [chunk_meta(by_id[m["paper_id"]], m["start"], m["end"]) for m in got["metadatas"]]
         self.wrote = True
         for i in range(0, len(metas), step):
             index.chunks.update(ids=got["ids"][i : i + step], metadatas=metas[i : i + step])
-        ids = list(by_id)
-        for i in range(0, len(ids), step):
+        for i in range(0, len(group), step):
             part = group[i : i + step]
-            index.papers.update(ids=ids[i : i + step], metadatas=[self.meta(p, d, n) for p, d, n in part])
+            index.papers.update(ids=[p.paper_id for p, _, _ in part], metadatas=[self.meta(*x) for x in part])
 
     def groups(self, todo: list) -> Iterator[list]:
         """Consecutive papers holding about `ingest_block` chunks: the crash-safe unit."""

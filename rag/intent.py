@@ -14,10 +14,12 @@ from rag.question import _WHICH as _WHICH_HEAD
 
 # ------------------------------------------------------------------ what shape of answer is asked for
 
+# "So, …", "OK …": a chat opener before the question's frame.
+_OPENER = r"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?"
 # Nouns that make a question about papers rather than about a fact.
 _PAPER_NOUN = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|submissions?|research|publications?|approaches|methods)"
 _LIST_HEAD = re.compile(
-    rf"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:"
+    rf"{_OPENER}(?:"
     rf"(?:which|what)\s+(?:(?:\w+|\w+-\w+)\s+){{0,2}}?{_PAPER_NOUN}\b|"  # which (ICLR) papers / what recent works
     rf"(?:is|are)\s+there\s+(?:\w+\s+){{0,2}}?{_PAPER_NOUN}\b|"  # is there any work / are there papers
     r"how\s+many\s+(?:\w+\s+){0,2}?(?:papers|works|studies|articles|abstracts|submissions|publications)\b|"
@@ -34,7 +36,7 @@ _PLURAL_LIST = re.compile(
 # "Which paper studies …", "Is there a paper …": one paper asked for, whatever plural follows (a verb,
 # "methods" of the description).
 _ONE_PAPER = re.compile(
-    r"^\s*(?:(?:so|ok|okay|now|and|also),?\s+)?(?:(?:which|what)|(?:is|was)\s+there\s+(?:a|one))\s+"
+    rf"{_OPENER}(?:(?:which|what)|(?:is|was)\s+there\s+(?:a|one))\s+"
     r"(?:paper|work|study|article|abstract|submission)\b(?!s)",
     re.I,
 )
@@ -110,10 +112,10 @@ _SWITCH = re.compile(
     r"new\s+(?:topic|question)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
     re.I,
 )
-_DETAIL = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|alright|now|and|then|fine)\W+)*(?:what|how)\s+about\s+(?:on|in|for|with|at|under|when)\b",
-    re.I,
-)
+# "What about …", "OK, and how about …"
+_WHAT_ABOUT = r"^\W*(?:(?:ok(?:ay)?|alright|now|and|then|fine)\W+)*(?:what|how)\s+about\s+"
+_SETTING = r"on|in|for|with|at|under"  # "What about on SUN RGB-D?": the same asked of another setting
+_DETAIL = re.compile(rf"{_WHAT_ABOUT}(?:{_SETTING}|when)\b", re.I)
 _CLAUSE = re.compile(
     r"\b(?:what|which|how|why|who|where|when|does|do|did|is|are|was|were|can|could|has|have)\b", re.I
 )
@@ -122,7 +124,7 @@ _CLAUSE = re.compile(
 # A subject the question describes: "the paper on X", "the one about X", "what about X — <question>".
 _DESCRIBED = re.compile(
     r"\bthe\s+(?:paper|work|study|one|method|approach|model)\s+(?:on|about|that\s+(?!it\b|they\b))\s*(?P<x>[^,:;?—–]+)|"
-    r"^\W*(?:(?:ok(?:ay)?|alright|now|and|then|fine)\W+)*(?:what|how)\s+about\s+(?!(?:on|in|for|with|at|under|its?|their|the\s+same)\b)"
+    rf"{_WHAT_ABOUT}(?!(?:{_SETTING}|its?|their|the\s+same)\b)"
     r"(?P<y>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)",
     re.I,
 )

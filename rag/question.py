@@ -197,33 +197,24 @@ def asks_which(question: str) -> bool:
     return bool(_WHICH.search(question))
 
 
-def _telling_terms(question: str, texts: list[str]) -> list[str]:
-    """The question's named terms that some sources name and others don't."""
-    return [t for t in named_terms(question) if 0 < sum(mentions(x, t) for x in texts) < len(texts)]
-
-
-def _compares_names(question: str, hits: list[Hit]) -> bool:
-    """Two or more telling names in a comparison or an "A and B" question: a source for each."""
-    multi = _COMPARE.search(question) or " and " in question
-    return bool(multi) and len(_telling_terms(question, _source_texts(hits))) > 1
-
-
-def term_focus(question: str, hits: list[Hit]) -> set[int]:
+def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set[int]:
     """Sources (1-based) singled out by the question's named terms: those naming the most of the
-    terms that some sources name and others don't (for comparisons, the best source per term)."""
+    terms that some sources name and others don't (for comparisons of two or more such names, the
+    best source per name). `best_ranked`: of several sources naming the most, only the first."""
     texts = _source_texts(hits)
-    terms = _telling_terms(question, texts)
+    terms = [t for t in named_terms(question) if 0 < sum(mentions(x, t) for x in texts) < len(texts)]
     if not terms:
         return set()
     count = [sum(mentions(x, t) for t in terms) for x in texts]
-    if _COMPARE.search(question) or " and " in question:
+    if len(terms) > 1 and (_COMPARE.search(question) or " and " in question):
         out = set()
         for t in terms:
             having = [i for i, x in enumerate(texts) if mentions(x, t)]
             best = max(count[i] for i in having)
             out |= {i + 1 for i in having if count[i] == best}
         return out
-    return {i + 1 for i, c in enumerate(count) if c == max(count)}
+    top = [i + 1 for i, c in enumerate(count) if c == max(count)]
+    return set(top[:1] if best_ranked else top)
 
 
 def focus(
@@ -249,9 +240,7 @@ def focus(
     "how did they compare with vision-only models?": 1.0 vs 0.25)."""
     if not hits:
         return set()
-    named = term_focus(question, hits)
-    if len(named) > 1 and not _compares_names(question, hits):
-        return {min(named)}  # several sources name what it asks about, one paper asked: the best ranked
+    named = term_focus(question, hits, best_ranked=True)
     if named:
         return named
     if _SINGLE.search(question) or not (_BROAD.search(question) or _BROAD_COMPARE.search(question)):
