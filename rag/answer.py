@@ -27,7 +27,7 @@ from rag.evidence import (
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
-from rag.intent import shape, standalone
+from rag.intent import for_generator, shape, standalone
 from rag.list_answer import list_answer
 from rag.models import LLM, load_llm
 from rag.question import answerability, check_question, focus
@@ -222,7 +222,13 @@ class Engine:
         for line in [prompts.COMPARE_HEADER, *lines]:
             yield line + "\n"
         t_gen = time.perf_counter()
-        msgs = self.prompt(prompts.COMPARE_SYSTEM, prompts.COMPARE_USER, evset, query, positions)
+        msgs = self.prompt(
+            prompts.COMPARE_SYSTEM,
+            prompts.COMPARE_USER,
+            evset,
+            for_generator(question, query),  # several papers: a pronoun needs the turn it points to
+            positions,
+        )
         raw = self.llm.generate(msgs, max_new_tokens=s.compare_max_new_tokens)
         raw = normalize_draft(raw, evset)
         _, sents, cites = bind(raw, evset.items, self.judge, s.support_threshold, drop_unsupported=True)
@@ -261,7 +267,9 @@ class Engine:
         s = self.settings
         t_gen = time.perf_counter()
         raw = []
-        msgs = self.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, query)
+        msgs = self.prompt(
+            prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, for_generator(question, query, s.llm_question)
+        )
         for delta in self.llm.stream(msgs):
             raw.append(delta)
             yield delta

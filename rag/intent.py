@@ -189,3 +189,20 @@ def standalone(question: str, turns: list[str]) -> str:
         return question
     base = standalone(turns[i], turns[:i])
     return question if base.lower() in question.lower() else f"{question} ({base})"
+
+
+# "Unrelated: …", "Fine — …", "OK, so …": chat words before the question, which the small model copies
+# into its answer. A hyphen only with spaces around it ("Fine-tuning" stays).
+_CHAT_OPENER = re.compile(
+    r"^\W*(?:(?:unrelated(?:ly)?|fine|ok(?:ay)?|alright|right|thanks?|thank\s+you|great|cool|so|now|next|"
+    r"also|anyway)(?:\s*[:,;.!—–]+\s*|\s+-\s+|\s+)(?=\w))+",
+    re.I,
+)
+
+
+def for_generator(question: str, query: str, how: str = "standalone") -> str:
+    """The question the generator is shown: the standalone question or the user's own words ("asked"),
+    without chat openers. Retrieval and evidence use the standalone question either way."""
+    text = question if how == "asked" else query
+    bare = _CHAT_OPENER.sub("", text)
+    return bare[:1].upper() + bare[1:] if bare else text

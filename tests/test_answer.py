@@ -314,3 +314,20 @@ def test_the_question_form_is_not_a_missing_part(seed_engine):
     # while a part the answer leaves out is quoted from the cited paper
     more = completion(q + " And how fast is their execution?", said, evset, {1}, 0.0, 1)
     assert len(more) == 1 and more[0].paper_n == 1 and "execution time" in more[0].text
+
+
+@pytest.mark.parametrize("how", ["standalone", "asked"])
+def test_a_follow_up_retrieves_by_the_standalone_question_and_asks_the_generator_as_set(
+    seed_engine, fake_llm, how
+):
+    s = seed_engine.settings.model_copy(update={"llm_question": how})
+    eng = Engine(s, embedder=seed_engine.embedder, llm=fake_llm, index=seed_engine.index)
+    ans = eng.ask(
+        "Fine — what datasets did they validate it on?",
+        [{"role": "user", "content": "What does Celcomen do?"}],
+    )
+    assert ans.standalone_question.endswith("(What does Celcomen do?)")
+    assert any((h.paper.source_file, h.paper.index) == CELCOMEN for h in ans.retrieved[:2])
+    asked = fake_llm.calls[-1][-1]["content"].split("\n\nQuestion: ", 1)[1]
+    assert not asked.startswith("Fine")
+    assert ("(What does Celcomen do?)" in asked) == (how == "standalone")

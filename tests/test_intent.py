@@ -117,3 +117,37 @@ def test_one_paper_or_many_is_read_from_the_frame(q, many):
     from rag.intent import wants_many
 
     assert wants_many(q) is many
+
+
+@pytest.mark.parametrize(
+    "q, want",
+    [
+        ("Unrelated: how does PSR-SCI adapt RGB models?", "How does PSR-SCI adapt RGB models?"),
+        ("Fine — what does MorphoDiff condition on, then?", "What does MorphoDiff condition on, then?"),
+        ("OK, so, what is it?", "What is it?"),
+        ("Now SRSA: how does it work?", "SRSA: how does it work?"),
+        ("Thanks - and which datasets?", "And which datasets?"),
+        ("Fine-tuning LLMs with DP: which paper?", "Fine-tuning LLMs with DP: which paper?"),
+        ("Next-token prediction: what does it miss?", "Next-token prediction: what does it miss?"),
+        ("So-called grokking: is it studied?", "So-called grokking: is it studied?"),
+        ("What does Celcomen do?", "What does Celcomen do?"),
+    ],
+)
+def test_the_generator_is_asked_without_chat_openers(q, want):
+    from rag.intent import for_generator
+
+    assert for_generator(q, q) == want
+
+
+def test_the_generator_is_asked_the_standalone_question_or_the_users_words():
+    from rag.intent import for_generator, standalone
+
+    turns = ["What does Celcomen do?"]
+    q = "OK, what datasets did they validate it on?"
+    query = standalone(q, turns)
+    assert query != q  # it leans on the last turn
+    assert (
+        for_generator(q, query, "standalone")
+        == "What datasets did they validate it on? (What does Celcomen do?)"
+    )
+    assert for_generator(q, query, "asked") == "What datasets did they validate it on?"
