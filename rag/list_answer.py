@@ -44,6 +44,21 @@ def standout(hits: list[Hit], min_cosine: float, min_gap: float) -> int | None:
     return cos[0][1] if len(cos) == 1 or cos[0][0] - cos[1][0] >= min_gap else None
 
 
+def joined_standout(judge, description: str, evset: EvidenceSet, k: int, min_score: float, min_gap: float):
+    """Position of the paper whose best `k` sentences read together (`Judge.joined`) match the description
+    best, by at least `min_score` and `min_gap` over every other paper; else None. A long description
+    ("invents first-order abstractions …, learned online, compared with …") is spread over several
+    sentences of its paper, each of which matches only a part of it."""
+    scored = []
+    for n in evset.papers():
+        top = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)[:k]
+        scored.append((judge.joined(description, top), n))
+    scored.sort(reverse=True)
+    if not scored or scored[0][0] < min_score:
+        return None
+    return scored[0][1] if len(scored) == 1 or scored[0][0] - scored[1][0] >= min_gap else None
+
+
 def shown(covered: list[int], lone: int | None, many: bool, limit: int) -> list[int]:
     """The papers that get a line (positions, best first). Asked for papers: by their best evidence
     sentence. Asked for one: the stand-out paper, else the best ranked, as `rag.question.focus` picks
@@ -61,6 +76,15 @@ def list_answer(
     s = engine.settings
     many = wants_many(question)
     lone = standout(evset.hits, s.list_standout_cosine, s.list_standout_gap)
+    if lone is None and s.list_joined_sentences:
+        lone = joined_standout(
+            engine.judge,
+            described(question) or query,
+            evset,
+            s.list_joined_sentences,
+            s.list_joined_score,
+            s.list_joined_gap,
+        )
     rescued = answerable < s.list_min_answerability  # only the stand-out paper can answer then
     if rescued and lone is None:
         yield refusal(prompts.NO_MATCH_REASON)

@@ -196,6 +196,17 @@ class GroundingSettings(BaseModel):
         "wrongly refused list questions are answered, citing their gold paper, and no refusal is lost.",
     )
     list_standout_gap: float = D(0.1, "List answers: see list_standout_cosine.")
+    list_joined_sentences: int = D(
+        3,
+        "List answers: a paper also stands out (as with list_standout_cosine) when its best this many evidence "
+        "sentences read together (rag.cite.Judge.joined) match the description by list_joined_score and beat "
+        "every other paper by list_joined_gap (0 = off). Calibration half, list-shaped questions (generation-free "
+        "replay): 1 more of 29 answerable questions answered with its gold paper, no unanswerable of 13 let "
+        "through, the same for every score 0.55-0.7 and gap 0.1-0.2. Unanswerables' lead: median 0.03, "
+        "above 0.1 only two, both dropped by the aspect check.",
+    )
+    list_joined_score: float = D(0.6, "List answers: see list_joined_sentences.")
+    list_joined_gap: float = D(0.15, "List answers: see list_joined_sentences.")
     list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
     list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")

@@ -98,9 +98,10 @@ def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed
     # below the answerability bar only the stand-out paper may answer, alone
     ans = engine(list_min_answerability=0.99, list_standout_cosine=0.3, list_standout_gap=0.0).ask(q)
     assert not ans.refused and {(c.source_file, c.index) for c in ans.citations} == {CELCOMEN}
-    ans = engine(list_min_answerability=0.99, list_standout_cosine=1.01).ask(q)
+    # neither the chunk cosine nor the sentences read together stand out (list_joined_sentences=0)
+    ans = engine(list_min_answerability=0.99, list_standout_cosine=1.01, list_joined_sentences=0).ask(q)
     assert ans.refused and ans.refusal_reason == "no indexed abstract matches what the question describes"
-    ans = engine(list_min_score=0.99, list_standout_cosine=1.01).ask(q)
+    ans = engine(list_min_score=0.99, list_standout_cosine=1.01, list_joined_sentences=0).ask(q)
     assert ans.refused and ans.citations == [] and ans.retrieved and ans.shape == "list"
     assert ans.refusal_reason == "no indexed abstract matches what the question describes"
     assert fake_llm.calls == []

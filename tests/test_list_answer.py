@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rag.answer import Engine
 from rag.types import final_answer
-from tests.conftest import FakeLLM, make_settings
+from tests.conftest import CELCOMEN, FakeLLM, make_settings
 
 QUESTION = "Which papers use diffusion models?"
 
@@ -86,4 +86,25 @@ def test_a_which_paper_question_names_one_paper(seed_engine, fake_llm):
     )
     assert not ans.refused and ans.shape == "list"
     assert len({c.paper_id for c in ans.citations}) == 1
+    assert fake_llm.calls == []
+
+
+def test_a_long_description_spread_over_several_sentences_still_finds_its_paper(seed_engine, fake_llm):
+    # every single sentence and the chunk cosine kept under their bars: only sentences read together count
+    q = (
+        "Which paper builds a generative graph neural network that disentangles gene regulation within and "
+        "between cells and can be prompted with perturbations to produce spatial counterfactuals?"
+    )
+
+    def ask(**kw):
+        s = seed_engine.settings.model_copy(
+            update={"list_min_score": 0.99, "list_standout_cosine": 0.99, "list_min_answerability": 0.0, **kw}
+        )
+        return Engine(s, embedder=seed_engine.embedder, llm=fake_llm, index=seed_engine.index).ask(q)
+
+    assert ask(list_joined_sentences=0).refused
+    assert ask(list_joined_score=0.99).refused
+    ans = ask(list_joined_score=0.3, list_joined_gap=0.0)
+    assert not ans.refused and ans.shape == "list"
+    assert {(c.source_file, c.index) for c in ans.citations} == {CELCOMEN}
     assert fake_llm.calls == []
