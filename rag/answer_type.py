@@ -89,6 +89,12 @@ _DIMENSION_OF = {
 _DIMENSION = re.compile(
     rf"\bhow (?:much )?({'|'.join(sorted(_DIMENSION_OF, key=len, reverse=True))})\b", re.I
 )
+# "How big is the X …": the thing whose size is asked (up to a preposition or the end of the clause)
+_SIZE_OF = re.compile(
+    r"\bhow (?:big|large|small)\s+(?:is|are|was|were)\s+((?:(?!in|on|for|of|compared|relative|than|when|"
+    r"and|or|with)\b[\w\-]+\s*){1,4})",
+    re.I,
+)
 # The value is measured on something the question names after its verb ("... reach on KAIST?")
 _VALUE_VERB = re.compile(
     r"\b(reach|reaches|achieve|achieves|attain|attains|obtain|obtains|report|reports|get|gets|score|scores)\b",
@@ -139,6 +145,12 @@ def quantity_heads(question: str) -> set[str]:
     if not heads:
         for m in _DIMENSION.finditer(question):
             heads |= {_norm(w) for w in _DIMENSIONS[_DIMENSION_OF[m.group(1).lower()]][1].split()}
+        # "How big is the ConPair dataset?": its size is a count of what it holds ("15k pairs"), stated
+        # next to its name or kind
+        for m in _SIZE_OF.finditer(question):
+            heads |= {
+                _norm(w) for w in re.findall(r"[A-Za-z][\w\-]*", m.group(1)) if w.lower() not in stopwords()
+            }
     return heads
 
 
@@ -212,6 +224,12 @@ def _head_stems(head: str) -> set[str]:
     return stems
 
 
+# Acronyms of fields and kinds of things, written in capitals but naming no particular one
+_FIELD_ACRONYMS = frozenset(
+    "AI ML DL RL NLP CV LLM VLM MLLM LM GPU CPU TPU API SOTA GNN CNN RNN DNN MLP".split()
+)
+
+
 def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
     """Proper names in a sentence (acronyms, CamelCase, letter+digit names, capitalised words after
     its first) that are not in `known` (flattened words and stems of the question and title), nor
@@ -222,6 +240,8 @@ def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
             continue
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
+        if named and t.rstrip("s") in _FIELD_ACRONYMS:
+            continue  # "embodied AI", "LLMs": a field or a kind, not the name of one
         if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
             acronym = initials_pattern(t.rstrip("s").lower()) if t.rstrip("s").isupper() else None
             if not (acronym and acronym.search(spelled)):

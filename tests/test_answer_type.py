@@ -140,3 +140,26 @@ def test_a_quantity_clause_is_judged_on_its_own(judge):
     """The second clause of a two-part question must not dilute the number the first part asks for."""
     q = "How many continuous-control tasks does MR.Q match baselines on, and what does MR.Q represent?"
     assert answerability(q, [Hit(RL, 1.0), Hit(CEL, 0.5)], judge)[0] > 0.3
+
+
+def test_the_size_of_a_named_thing_is_a_count_stated_next_to_it():
+    q = "How big is the PairSet dataset?"
+    heads = quantity_heads(q)
+    assert {"pairset", "dataset", "size"} <= heads
+    assert states_quantity(
+        "We curate a dataset, PairSet, of 15k contrastive image pairs.", heads, q, window=5
+    )
+    assert not states_quantity(
+        "PairSet is curated with an LLM. It improves accuracy by 3%.", heads, q, window=3
+    )
+    # "how long is X" stays a time: a number next to "training" is not its length
+    assert "train" not in quantity_heads("How long is the training?")
+    assert quantity_heads("How big is it relative to other models?") == quantity_heads("How big is it?")
+
+
+def test_a_field_acronym_names_no_particular_thing():
+    q = "Which benchmarks was the agent evaluated on?"
+    vague = [("Results over three benchmarks show its promise for embodied AI and LLMs.", "Agent")]
+    named = [("Results on three benchmarks (HM3D, GOAT) show its promise for embodied AI.", "Agent")]
+    assert unnamed_entity(q, vague) == "benchmarks"
+    assert unnamed_entity(q, named) is None
