@@ -215,17 +215,6 @@ class Judge:
             out[i] = s
         return out
 
-    def joined(self, claim: str, evidence: list[Evidence]) -> float:
-        """How well several sentences read together support `claim`: the cosine to their joined text and
-        the share of the claim's content words they use between them (no single-sentence penalties)."""
-        if not evidence:
-            return 0.0
-        vec = self.vectors([" ".join(e.text for e in evidence)])[0]
-        words = content_words(claim)
-        pooled = set().union(*(e.words for e in evidence))
-        lex = len(words & pooled) / len(words) if words else 0.0
-        return self.cos_weight * max(0.0, float(vec @ self.vectors([claim])[0])) + (1 - self.cos_weight) * lex
-
 
 def as_evidence(source: list, judge: Judge) -> list[Evidence]:
     """Evidence sentences as given, or every sentence of a list of hits."""

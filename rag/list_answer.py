@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from rag import prompts
+from rag.cite import content_words
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.intent import described, wants_many
 from rag.lister import list_papers
@@ -44,15 +45,26 @@ def standout(hits: list[Hit], min_cosine: float, min_gap: float) -> int | None:
     return cos[0][1] if len(cos) == 1 or cos[0][0] - cos[1][0] >= min_gap else None
 
 
+def joined_score(judge, claim: str, evidence: list) -> float:
+    """How well several sentences read together support `claim`: the judge's cosine to their joined
+    text and its share of the claim's content words they use between them (no one-sentence penalties)."""
+    if not evidence:
+        return 0.0
+    vec, cvec = judge.vectors([" ".join(e.text for e in evidence), claim])
+    words = content_words(claim)
+    lex = len(words & set().union(*(e.words for e in evidence))) / len(words) if words else 0.0
+    return judge.cos_weight * max(0.0, float(vec @ cvec)) + (1 - judge.cos_weight) * lex
+
+
 def joined_standout(judge, description: str, evset: EvidenceSet, k: int, min_score: float, min_gap: float):
     """Position of the paper whose best `k` sentences read together (`Judge.joined`) match the description
-    best, by at least `min_score` and `min_gap` over every other paper; else None. A long description
+    best (`joined_score`), by at least `min_score` and `min_gap` over every other paper; else None. A long description
     ("invents first-order abstractions …, learned online, compared with …") is spread over several
     sentences of its paper, each of which matches only a part of it."""
     scored = []
     for n in evset.papers():
         top = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)[:k]
-        scored.append((judge.joined(description, top), n))
+        scored.append((joined_score(judge, description, top), n))
     scored.sort(reverse=True)
     if not scored or scored[0][0] < min_score:
         return None

@@ -199,7 +199,7 @@ class GroundingSettings(BaseModel):
     list_joined_sentences: int = D(
         3,
         "List answers: a paper also stands out (as with list_standout_cosine) when its best this many evidence "
-        "sentences read together (rag.cite.Judge.joined) match the description by list_joined_score and beat "
+        "sentences read together (rag.list_answer.joined_score) match the description by list_joined_score and beat "
         "every other paper by list_joined_gap (0 = off). Calibration half, list-shaped questions (generation-free "
         "replay): 1 more of 29 answerable questions answered with its gold paper, no unanswerable of 13 let "
         "through, the same for every score 0.55-0.7 and gap 0.1-0.2. Unanswerables' lead: median 0.03, "

@@ -111,17 +111,3 @@ def test_extractive_answer_cites_every_sentence(judge):
     assert "glioblastoma" in out and "[1]" in out
     _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
     assert sents and all(s.citations for s in sents)
-
-
-def test_sentences_read_together_support_what_each_supports_in_part(judge):
-    text = (
-        "We train a graph neural network on spatial transcriptomics. "
-        "It can be prompted with perturbations to generate counterfactual tissues."
-    )
-    hit = Hit(Paper("P1", text, "f.txt", 0, title="A paper"), 1.0)
-    first, second = judge.evidence([hit])
-    claim = "a graph neural network on spatial transcriptomics that generates counterfactual tissues"
-    alone = judge.scores(claim, [first, second])
-    both = judge.joined(claim, [first, second])
-    assert both > max(alone)  # each sentence holds half of the description, together all of it
-    assert judge.joined(claim, []) == 0.0

@@ -108,3 +108,20 @@ def test_a_long_description_spread_over_several_sentences_still_finds_its_paper(
     assert not ans.refused and ans.shape == "list"
     assert {(c.source_file, c.index) for c in ans.citations} == {CELCOMEN}
     assert fake_llm.calls == []
+
+
+def test_sentences_read_together_support_what_each_supports_in_part(judge):
+    from rag.list_answer import joined_score
+    from rag.types import Hit, Paper
+
+    text = (
+        "We train a graph neural network on spatial transcriptomics. "
+        "It can be prompted with perturbations to generate counterfactual tissues."
+    )
+    hit = Hit(Paper("P1", text, "f.txt", 0, title="A paper"), 1.0)
+    first, second = judge.evidence([hit])
+    claim = "a graph neural network on spatial transcriptomics that generates counterfactual tissues"
+    alone = judge.scores(claim, [first, second])
+    both = joined_score(judge, claim, [first, second])
+    assert both > max(alone)  # each sentence holds half of the description, together all of it
+    assert joined_score(judge, claim, []) == 0.0
