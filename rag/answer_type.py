@@ -91,8 +91,8 @@ _DIMENSION = re.compile(
 )
 # "How big is the X …": the thing whose size is asked (up to a preposition or the end of the clause)
 _SIZE_OF = re.compile(
-    r"\bhow (?:big|large|small)\s+(?:is|are|was|were)\s+((?:(?!in|on|for|of|compared|relative|than|when|"
-    r"and|or|with)\b[\w\-]+\s*){1,4})",
+    r"\bhow (?:big|large|small)\s+(?:is|are|was|were)\s+((?:(?!(?:in|on|for|of|to|by|from|at|compared|relative|"
+    r"than|when|and|or|with|that|which|who|they|we|it|you|used|between)\b)[\w\-]+\s*){1,4})",
     re.I,
 )
 # The value is measured on something the question names after its verb ("... reach on KAIST?")
@@ -226,8 +226,15 @@ def _head_stems(head: str) -> set[str]:
 
 # Acronyms of fields and kinds of things, written in capitals but naming no particular one
 _FIELD_ACRONYMS = frozenset(
-    "AI ML DL RL NLP CV LLM VLM MLLM LM GPU CPU TPU API SOTA GNN CNN RNN DNN MLP".split()
+    "AI ML DL RL NLP CV LLM VLM MLLM LM GPU CPU TPU API SOTA GNN CNN RNN DNN MLP GAN VAE RAG QA VQA LSTM RLHF "
+    "MoE".split()
 )
+
+
+def _field_word(token: str) -> bool:
+    """ "AI", "LLMs", "LLM-based", "GPU-heavy": a field or a kind; "ViT-B" or "GPT-4" name one."""
+    head, _, rest = token.partition("-")
+    return head.rstrip("s") in _FIELD_ACRONYMS and (not rest or rest.islower())
 
 
 def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
@@ -240,7 +247,7 @@ def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
             continue
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
-        if named and t.rstrip("s") in _FIELD_ACRONYMS:
+        if named and _field_word(t):
             continue  # "embodied AI", "LLMs": a field or a kind, not the name of one
         if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
             acronym = initials_pattern(t.rstrip("s").lower()) if t.rstrip("s").isupper() else None

@@ -193,9 +193,14 @@ def standalone(question: str, turns: list[str]) -> str:
 
 # "Unrelated: …", "Fine — …", "OK, so …": chat words before the question, which the small model copies
 # into its answer. A hyphen only with spaces around it ("Fine-tuning" stays).
+_OPENER_WORD = (
+    r"unrelated(?:ly)?|fine|ok(?:ay)?|alright|right|thank\s+you|thanks|great|cool|so|now|next|also|anyway"
+)
+# An opener word ends in punctuation ("Fine —", "OK,") or, bare, comes before a question word or another
+# opener ("So what …", "OK so which …"); "Right whale detection", "So far, …" and "Next token …" keep it.
 _CHAT_OPENER = re.compile(
-    r"^\W*(?:(?:unrelated(?:ly)?|fine|ok(?:ay)?|alright|right|thanks?|thank\s+you|great|cool|so|now|next|"
-    r"also|anyway)(?:\s*[:,;.!—–]+\s*|\s+-\s+|\s+)(?=\w))+",
+    rf"^\W*(?:(?:{_OPENER_WORD})(?:\s*[:,;.!—–]+\s*|\s+-\s+|\s+(?=(?:{_OPENER_WORD}|what|which|how|why|who|"
+    r"where|when|does|do|did|is|are|was|were|can|could|tell|give|and)\b))(?=\w))+",
     re.I,
 )
 
@@ -205,4 +210,6 @@ def for_generator(question: str, query: str, how: str = "standalone") -> str:
     without chat openers. Retrieval and evidence use the standalone question either way."""
     text = question if how == "asked" else query
     bare = _CHAT_OPENER.sub("", text)
-    return bare[:1].upper() + bare[1:] if bare else text
+    if bare == text or not bare:
+        return text
+    return bare[:1].upper() + bare[1:] if bare[:2].islower() else bare  # "mRNA", "xLSTM" stay

@@ -57,15 +57,19 @@ def joined_score(judge, claim: str, evidence: list) -> float:
 
 
 def joined_standout(judge, description: str, evset: EvidenceSet, k: int, min_score: float, min_gap: float):
-    """Position of the paper whose best `k` sentences read together (`Judge.joined`) match the description
-    best (`joined_score`), by at least `min_score` and `min_gap` over every other paper; else None. A long description
-    ("invents first-order abstractions …, learned online, compared with …") is spread over several
-    sentences of its paper, each of which matches only a part of it."""
-    scored = []
-    for n in evset.papers():
-        top = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)[:k]
-        scored.append((joined_score(judge, description, top), n))
-    scored.sort(reverse=True)
+    """Position of the paper whose best `k` sentences, read together in reading order (`joined_score`),
+    match the description best, by at least `min_score` and `min_gap` over every other paper; else None.
+    A long description ("invents first-order abstractions …, learned online, compared with …") is
+    spread over several sentences of its paper, each of which matches only a part of it."""
+    tops = {
+        n: sorted(
+            sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)[:k],
+            key=lambda e: e.start,
+        )
+        for n in evset.papers()
+    }
+    judge.vectors([" ".join(e.text for e in top) for top in tops.values()] + [description])  # one batch
+    scored = sorted(((joined_score(judge, description, top), n) for n, top in tops.items()), reverse=True)
     if not scored or scored[0][0] < min_score:
         return None
     return scored[0][1] if len(scored) == 1 or scored[0][0] - scored[1][0] >= min_gap else None

@@ -152,8 +152,11 @@ def test_the_size_of_a_named_thing_is_a_count_stated_next_to_it():
     assert not states_quantity(
         "PairSet is curated with an LLM. It improves accuracy by 3%.", heads, q, window=3
     )
-    # "how long is X" stays a time: a number next to "training" is not its length
-    assert "train" not in quantity_heads("How long is the training?")
+    # names that start like a preposition are names; the capture ends before a clause or a comparison
+    assert "ontonot" in quantity_heads("How big is the OntoNotes corpus?")
+    assert "office-hom" in quantity_heads("How big is the Office-Home dataset?")
+    assert "train" not in quantity_heads("How large are the models they train?")
+    assert "ppo" not in quantity_heads("How large is the gap between PPO and DPO?")
     assert quantity_heads("How big is it relative to other models?") == quantity_heads("How big is it?")
 
 
@@ -163,3 +166,8 @@ def test_a_field_acronym_names_no_particular_thing():
     named = [("Results on three benchmarks (HM3D, GOAT) show its promise for embodied AI.", "Agent")]
     assert unnamed_entity(q, vague) == "benchmarks"
     assert unnamed_entity(q, named) is None
+    hyphened = [("Three benchmarks show LLM-based and AI-driven agents improve on GPU-heavy rigs.", "Agent")]
+    assert unnamed_entity(q, hyphened) == "benchmarks"
+    assert (
+        unnamed_entity("Which backbones were used?", [("Backbones ViT-B and GPT-4 are used.", "X")]) is None
+    )

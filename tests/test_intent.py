@@ -125,12 +125,25 @@ def test_one_paper_or_many_is_read_from_the_frame(q, many):
         ("Unrelated: how does PSR-SCI adapt RGB models?", "How does PSR-SCI adapt RGB models?"),
         ("Fine — what does MorphoDiff condition on, then?", "What does MorphoDiff condition on, then?"),
         ("OK, so, what is it?", "What is it?"),
-        ("Now SRSA: how does it work?", "SRSA: how does it work?"),
+        ("Now, SRSA: how does it work?", "SRSA: how does it work?"),
         ("Thanks - and which datasets?", "And which datasets?"),
         ("Fine-tuning LLMs with DP: which paper?", "Fine-tuning LLMs with DP: which paper?"),
         ("Next-token prediction: what does it miss?", "Next-token prediction: what does it miss?"),
         ("So-called grokking: is it studied?", "So-called grokking: is it studied?"),
         ("What does Celcomen do?", "What does Celcomen do?"),
+        ("Thank you, what datasets did they use?", "What datasets did they use?"),
+        ("OK so which paper is it?", "Which paper is it?"),
+        # an opener word that starts the question's own words stays
+        ("Right whale detection: which paper?", "Right whale detection: which paper?"),
+        (
+            "Fine grained classification with CLIP: which paper?",
+            "Fine grained classification with CLIP: which paper?",
+        ),
+        ("Next token prediction: what does it miss?", "Next token prediction: what does it miss?"),
+        ("So far, what results hold?", "So far, what results hold?"),
+        ("Great Lakes ice modelling: any work?", "Great Lakes ice modelling: any work?"),
+        ("mRNA design: which paper?", "mRNA design: which paper?"),
+        ("Unrelated: mRNA design?", "mRNA design?"),
     ],
 )
 def test_the_generator_is_asked_without_chat_openers(q, want):

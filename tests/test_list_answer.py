@@ -104,6 +104,8 @@ def test_a_long_description_spread_over_several_sentences_still_finds_its_paper(
 
     assert ask(list_joined_sentences=0).refused
     assert ask(list_joined_score=0.99).refused
+    defaults = ask()  # the shipped score and lead
+    assert not defaults.refused and {(c.source_file, c.index) for c in defaults.citations} == {CELCOMEN}
     ans = ask(list_joined_score=0.3, list_joined_gap=0.0)
     assert not ans.refused and ans.shape == "list"
     assert {(c.source_file, c.index) for c in ans.citations} == {CELCOMEN}
