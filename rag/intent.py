@@ -208,7 +208,13 @@ _CHAT_OPENER = re.compile(
 def for_generator(question: str, query: str, how: str = "standalone") -> str:
     """The question the generator is shown: the standalone question or the user's own words ("asked"),
     without chat openers. Retrieval and evidence use the standalone question either way."""
-    text = question if how == "asked" else query
+    if how != "asked" and query != question and query.startswith(f"{question} (") and query.endswith(")"):
+        base = query[len(question) + 2 : -1]  # the earlier turn standalone() put in brackets
+        return f"{_without_opener(question)} ({_without_opener(base)})"
+    return _without_opener(question if how == "asked" else query)
+
+
+def _without_opener(text: str) -> str:
     bare = _CHAT_OPENER.sub("", text)
     if bare == text or not bare:
         return text

@@ -164,3 +164,10 @@ def test_the_generator_is_asked_the_standalone_question_or_the_users_words():
         == "What datasets did they validate it on? (What does Celcomen do?)"
     )
     assert for_generator(q, query, "asked") == "What datasets did they validate it on?"
+    # the earlier turn in brackets loses its opener too
+    turns = ["Unrelated: what does Celcomen do?"]
+    query = standalone("How does it compare to SRSA?", turns)
+    assert (
+        for_generator("How does it compare to SRSA?", query)
+        == "How does it compare to SRSA? (What does Celcomen do?)"
+    )
