@@ -161,6 +161,11 @@ class Evidence:
         )
 
 
+def blend(cos: float, lex: float, cos_weight: float) -> float:
+    """The judge's score: embedding cosine (negatives as 0) blended with content-word overlap."""
+    return cos_weight * max(0.0, cos) + (1 - cos_weight) * lex
+
+
 class Judge:
     """Scores how well an evidence sentence supports a claim, in [0, 1]."""
 
@@ -207,7 +212,7 @@ class Judge:
         out = np.empty(len(evidence))
         for i, e in enumerate(evidence):
             lex = len(words & e.words) / len(words) if words else 0.0
-            s = self.cos_weight * max(0.0, float(cos[i])) + (1 - self.cos_weight) * lex
+            s = blend(float(cos[i]), lex, self.cos_weight)
             if terms and not terms <= e.names:
                 s *= self.penalty  # a number or named method the evidence lacks: not this sentence's claim
             if polarity and neg != negated(e.text):

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from rag import prompts
-from rag.cite import content_words
+from rag.cite import blend, content_words
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.intent import described, wants_many
 from rag.lister import list_papers
@@ -39,10 +39,17 @@ def standout(hits: list[Hit], min_cosine: float, min_gap: float) -> int | None:
     cosine is at least `min_cosine` and beats every other paper's by `min_gap`. A long description
     ("builds automata over a counting semiring to test what makes languages learnable") spreads over
     several sentences, none of which may clear the evidence bar alone."""
-    cos = sorted(((h.cosine, n) for n, h in enumerate(hits, start=1) if h.cosine is not None), reverse=True)
-    if not cos or cos[0][0] < min_cosine:
+    cos = [(h.cosine, n) for n, h in enumerate(hits, start=1) if h.cosine is not None]
+    return leader(cos, min_cosine, min_gap)
+
+
+def leader(scored: list[tuple[float, int]], min_score: float, min_gap: float) -> int | None:
+    """The position of the best (score, position) pair when it scores `min_score` and leads the next
+    by `min_gap`; else None."""
+    scored = sorted(scored, reverse=True)
+    if not scored or scored[0][0] < min_score:
         return None
-    return cos[0][1] if len(cos) == 1 or cos[0][0] - cos[1][0] >= min_gap else None
+    return scored[0][1] if len(scored) == 1 or scored[0][0] - scored[1][0] >= min_gap else None
 
 
 def joined_score(judge, claim: str, evidence: list) -> float:
@@ -53,7 +60,7 @@ def joined_score(judge, claim: str, evidence: list) -> float:
     vec, cvec = judge.vectors([" ".join(e.text for e in evidence), claim])
     words = content_words(claim)
     lex = len(words & set().union(*(e.words for e in evidence))) / len(words) if words else 0.0
-    return judge.cos_weight * max(0.0, float(vec @ cvec)) + (1 - judge.cos_weight) * lex
+    return blend(float(vec @ cvec), lex, judge.cos_weight)
 
 
 def joined_standout(judge, description: str, evset: EvidenceSet, k: int, min_score: float, min_gap: float):
@@ -69,10 +76,7 @@ def joined_standout(judge, description: str, evset: EvidenceSet, k: int, min_sco
         for n in evset.papers()
     }
     judge.vectors([" ".join(e.text for e in top) for top in tops.values()] + [description])  # one batch
-    scored = sorted(((joined_score(judge, description, top), n) for n, top in tops.items()), reverse=True)
-    if not scored or scored[0][0] < min_score:
-        return None
-    return scored[0][1] if len(scored) == 1 or scored[0][0] - scored[1][0] >= min_gap else None
+    return leader([(joined_score(judge, description, top), n) for n, top in tops.items()], min_score, min_gap)
 
 
 def shown(covered: list[int], lone: int | None, many: bool, limit: int) -> list[int]:
@@ -91,6 +95,10 @@ def list_answer(
     question's answerability, refused below `list_min_answerability` unless one paper stands out."""
     s = engine.settings
     many = wants_many(question)
+    rescued = answerable < s.list_min_answerability  # only the stand-out paper can answer then
+    if many and not rescued and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
+        yield from complete_list(engine, question, query, timings, t0, refusal, filters)
+        return
     lone = standout(evset.hits, s.list_standout_cosine, s.list_standout_gap)
     if lone is None and s.list_joined_sentences:
         lone = joined_standout(
@@ -101,12 +109,8 @@ def list_answer(
             s.list_joined_score,
             s.list_joined_gap,
         )
-    rescued = answerable < s.list_min_answerability  # only the stand-out paper can answer then
     if rescued and lone is None:
         yield refusal(prompts.NO_MATCH_REASON)
-        return
-    if many and not rescued and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
-        yield from complete_list(engine, question, query, timings, t0, refusal, filters)
         return
     cut = s.list_cut if many else s.list_single_cut
     top = evset.max_score

@@ -112,7 +112,7 @@ def paper_scores(
     and abstract use, plus `title_weight` x the share the title alone uses; the quote is the abstract sentence sharing most of them (the first on ties)."""
     import numpy as np
 
-    from rag.cite import _INJECTION, content_words, sentence_spans
+    from rag.cite import _INJECTION, blend, content_words, sentence_spans
 
     lexical = retriever.bm25()
     _, row, mat = lexical.paper_matrix
@@ -132,5 +132,5 @@ def paper_scores(
             if k > most and not _INJECTION.search(t):
                 quote, most = t, k
         if quote:
-            out[n] = (cos_weight * max(0.0, cos) + (1 - cos_weight) * lex + title_weight * in_title, quote)
+            out[n] = (blend(cos, lex, cos_weight) + title_weight * in_title, quote)
     return out
