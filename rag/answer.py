@@ -129,6 +129,7 @@ class Engine:
             self.retriever.bm25().idf,
             asked=asked,
             window=self.settings.quantity_window,
+            variant_share=self.settings.variant_min_share,
         )
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:

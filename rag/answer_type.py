@@ -275,3 +275,33 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
         ):
             return head
     return None
+
+
+# "Is the code released?", "official implementation? link?": whether (and where) code is out, which an
+# abstract states ("Code is available at https://…") or doesn't; relevance alone can't tell.
+_CODE = r"code(?!\s+(?:generation|completion|llms?|models?|synthesis|editing|repair|search|review|reasoning|tasks?))"
+_ASKS_CODE = re.compile(
+    rf"\b(?:{_CODE}|implementation|repo(?:sitory)?|github|weights|checkpoints?)\b[^?]{{0,60}}?"
+    r"\b(?:available|release[sd]?|public(?:ly)?|open[- ]?source[sd]?|link|download|url)\b|"
+    r"\b(?:release[sd]?|publish(?:ed)?|open[- ]?source[sd]?|share[sd]?)\b[^?]{0,30}?\b(?:the |their |its )?"
+    rf"(?:{_CODE}|implementation|weights|checkpoints?)\b|"
+    rf"\b(?:official|public|open[- ]source)\s+(?:{_CODE}|implementation|repo(?:sitory)?)\b|"
+    r"\b(?:where|how)\s+(?:can|do)\s+(?:i|we|you)\s+(?:find|get|download)\s+(?:the\s+)?(?:code|implementation)\b",
+    re.I,
+)
+_STATES_CODE = re.compile(
+    r"github|gitlab|huggingface\.co|https?://|\burl\b|\b(?:code|implementation|models?|weights|checkpoints?|"
+    r"data(?:sets?)?|benchmarks?|library|package|toolkit|software|framework)\b[^.]{0,60}?\b(?:is |are |will be )?"
+    r"(?:available|released?|public(?:ly)?|open[- ]?sourced?)\b|\bopen[- ]?source[sd]?\b",
+    re.I,
+)
+
+
+def asks_code(question: str) -> bool:
+    """The question asks whether (or where) code, weights or an implementation is released."""
+    return bool(_ASKS_CODE.search(question))
+
+
+def states_code(sentence: str) -> bool:
+    """The sentence says something is released: a link, or "code is available", "open-source"."""
+    return bool(_STATES_CODE.search(sentence))

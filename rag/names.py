@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.cite import _norm, flatten, initials_pattern, stopwords
+from rag.cite import _norm, content_words, flatten, initials_pattern, stopwords
 
 _QWORDS = {
     "what",
@@ -126,3 +126,28 @@ def _mentions(text: str, term: str) -> bool:
         return True
     acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
     return bool(acronym and acronym.search(text))
+
+
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])")
+
+
+def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, str] | None:
+    """(asked, found) when the question, written in the text's own words (at least `min_share` of its
+    content words), names a hyphenated compound the text never uses while the text has the same
+    compound with one part changed ("text-to-video" where the paper is on "text-to-image"): the
+    question asks about a variant the paper is not about. A paraphrase, in words of its own, may swap
+    a part for a synonym ("patient-specific" for "subject-specific") and is left alone."""
+    words = content_words(question) - _QWORDS
+    if not words or len(words & content_words(text)) / len(words) < min_share:
+        return None
+    flat = flatten(text)
+    have = {tuple(_norm(p) for p in m.group().split("-")): m.group() for m in _COMPOUND.finditer(text)}
+    for m in _COMPOUND.finditer(question):
+        asked = m.group()
+        parts = tuple(_norm(p) for p in asked.split("-"))
+        if parts in have or mentions(flat, asked.lower()):
+            continue
+        for other, found in have.items():
+            if len(other) == len(parts) and sum(a != b for a, b in zip(other, parts)) == 1:
+                return asked, found[:1].lower() + found[1:] if found[1:2].islower() else found
+    return None

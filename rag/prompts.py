@@ -34,7 +34,9 @@ NOT_IN_ONE = "no single source mentions all of "
 UNCOVERED = "each of the closest abstracts misses part of what the question describes: "
 NO_NUMBER = "the abstracts this is about state no number for "
 UNNAMED = "the abstracts this is about never name the "
-_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED)
+NO_CODE = "the abstracts this is about say nothing about released code"
+SWAPPED = "the abstract this is about is on "  # + "text-to-image, not text-to-video"
+_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED)
 
 
 def uncovered_reason(words: list[str]) -> str:

@@ -13,17 +13,19 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.answer_type import (
+    asks_code,
     asks_quantity,
     measured_on,
     quantity_heads,
     quantity_phrase,
+    states_code,
     states_quantity,
     unnamed_entity,
 )
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
-from rag.names import _QWORDS, mentions, named_terms
-from rag.prompts import NEVER_MENTIONED, NO_NUMBER, NOT_IN_ONE, UNNAMED
+from rag.names import _QWORDS, mentions, named_terms, swapped_variant
+from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -59,6 +61,14 @@ def check_question(question: str, max_chars: int) -> str:
     return " ".join(validate_question(question, max_chars).split())
 
 
+def _joined(question: str, terms: set[str]) -> bool:
+    """Whether two of the named terms stand joined ("A and B", "A vs. B", "A, B")."""
+    alt = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return bool(
+        re.search(rf"(?:{alt})\W*\s*(?:,|and|&|or|vs\.?|versus)\s+(?:the\s+)?(?:{alt})", question, re.I)
+    )
+
+
 def _source_texts(hits: list[Hit]) -> list[str]:
     return [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
 
@@ -82,9 +92,11 @@ def answerability(
     idf: Idf | None = None,
     asked: str | None = None,
     window: int = 5,
+    variant_share: float = 1.1,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
-    paper unless the question compares papers); for "which paper" questions, the IDF-weighted share
+    paper unless the question compares papers) or when the paper asked about is on a swapped variant of
+    what the question names (rag.names.swapped_variant, `variant_share`); for "which paper" questions, the IDF-weighted share
     of the described words the best abstract covers; for quantity questions, the best evidence
     sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
@@ -101,17 +113,30 @@ def answerability(
     missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
     if missing:
         return 0.0, NEVER_MENTIONED + ", ".join(missing)
-    if (
-        len(terms) > 1
-        and not _COMPARE.search(own)
-        and " and " not in own
-        and not any(all(mentions(x, t) for t in terms) for x in texts)
-    ):
+    # several names are one paper's unless the question compares papers; a number is stated by one
+    # abstract, so "what accuracy does X reach compared with DeiT-S, and on which datasets?" compares
+    # only when it says "Compare A and B" or joins two of the names
+    several = (
+        _BROAD_COMPARE.search(own) or _joined(own, terms)
+        if asks_quantity(own)
+        else _COMPARE.search(own) or " and " in own
+    )
+    if len(terms) > 1 and not several and not any(all(mentions(x, t) for t in terms) for x in texts):
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
     about = term_focus(question, hits)
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
+    top = hits[min(about) - 1] if about else hits[0]
+    swapped = swapped_variant(own, f"{top.paper.title or ''} {top.paper.text}", variant_share)
+    if swapped and not any(mentions(x, swapped[0].lower()) for x in texts):
+        return 0.0, f"{SWAPPED}{swapped[1]}, not {swapped[0]}"
+    if (
+        asks_code(own)
+        and not which
+        and not any(states_code(e.text) for e in evidence if e.paper_n in (about or {1}))
+    ):
+        return 0.0, NO_CODE
     if asks_quantity(own) and not which:
         heads = quantity_heads(own) | {_norm(t) for t in named_terms(measured_on(own))}
         # "How much data was it trained on, and do its likelihoods track binding?": the number answers

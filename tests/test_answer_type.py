@@ -3,11 +3,13 @@
 import pytest
 
 from rag.answer_type import (
+    asks_code,
     asks_quantity,
     entity_heads,
     measured_on,
     quantity_heads,
     quantity_phrase,
+    states_code,
     states_quantity,
     unnamed_entity,
 )
@@ -171,3 +173,34 @@ def test_a_field_acronym_names_no_particular_thing():
     assert (
         unnamed_entity("Which backbones were used?", [("Backbones ViT-B and GPT-4 are used.", "X")]) is None
     )
+
+
+@pytest.mark.parametrize(
+    "question, wants",
+    [
+        ("Is there an official code release for Topograph? link?", True),
+        ("is the source code for it available anywhere", True),
+        ("did they open-source the model weights?", True),
+        ("Where can I find the implementation?", True),
+        ("Is the repository public?", True),
+        ("What new datasets were released with it?", False),  # a dataset the abstract may describe
+        ("How many demonstrations were released?", False),
+        ("Does the code generation model release a benchmark?", False),  # code as a task
+        ("Which paper studies memorization in code completion?", False),
+    ],
+)
+def test_asks_code_is_about_a_release_of_code_or_weights(question, wants):
+    assert asks_code(question) is wants
+
+
+@pytest.mark.parametrize(
+    "sentence, states",
+    [
+        ("Code is available at https://github.com/x/y.", True),
+        ("Our code and models will be released.", True),
+        ("We release an open-source toolkit.", True),
+        ("We evaluate on code completion benchmarks.", False),
+    ],
+)
+def test_states_code_reads_a_release(sentence, states):
+    assert states_code(sentence) is states

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.names import mentions, name_runs, named_terms
+from rag.names import mentions, name_runs, named_terms, swapped_variant
 
 
 def test_named_terms_are_names_not_question_words():
@@ -34,3 +34,13 @@ def test_name_runs_are_consecutive_named_terms():
     assert name_runs("Partial-LoRA and LoRA Recycle both build on adapters.") == ["lora recycle"]
     assert name_runs("How does the Belief State Transformer work?") == ["belief state transformer"]
     assert name_runs("What does Celcomen do?") == []
+
+
+def test_swapped_variant_finds_a_compound_with_one_part_changed():
+    text = "Text-to-image diffusion models miss compositions; a contrastive curriculum with hard negatives helps."
+    q = "does the contrastive curriculum with hard negatives help text-to-video diffusion models?"
+    assert swapped_variant(q, text, 0.7) == ("text-to-video", "text-to-image")
+    assert swapped_variant(q.replace("video", "image"), text, 0.7) is None  # the paper's own compound
+    assert swapped_variant(q.replace("text-to-video", "text to image"), text, 0.7) is None  # spelled apart
+    assert swapped_variant(q, text, 0.95) is None  # in words of its own: a paraphrase may swap a synonym
+    assert swapped_variant("does it help image-to-video models?", text, 0.0) is None  # two parts changed

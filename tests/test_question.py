@@ -11,7 +11,7 @@ from rag.question import (
     idf_coverage,
     missing_aspects,
 )
-from rag.types import Hit
+from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
 
 
@@ -113,3 +113,52 @@ def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
     assert missing_aspects(
         "learned preconditioners for linear solvers on graphs", paper, judge.vectors, 0.06
     ) == [[]]
+
+
+T2I = Paper(
+    "P3",
+    "Text-to-image diffusion models struggle with compositionality. We propose a multi-stage curriculum "
+    "for contrastive learning of diffusion models with hard negative images. Code is available at "
+    "https://example.org/curriculum.",
+    "b.txt",
+    0,
+    title="Progressive compositionality in text-to-image diffusion models",
+)
+
+
+def test_a_swapped_variant_of_the_papers_own_compound_is_refused(judge):
+    hits = [Hit(T2I, 1.0), Hit(CEL, 0.5)]
+    q = "How does the multi-stage contrastive curriculum with hard negatives fix compositionality in {} diffusion models?"
+    score, why = answerability(q.format("text-to-video"), hits, judge, variant_share=0.7)
+    assert score == 0.0 and why.endswith("on text-to-image, not text-to-video")
+    assert answerability(q.format("text-to-image"), hits, judge, variant_share=0.7)[0] > 0.3
+    # a paraphrase in words of its own may swap a part for a synonym: not a variant
+    loose = "Which work teaches picture generators to compose scenes, like a text-to-picture curriculum?"
+    assert "not text-to-picture" not in answerability(loose, hits, judge, variant_share=0.7)[1]
+    # another retrieved abstract on the asked variant: nothing is swapped
+    video = Paper("P4", "Text-to-video diffusion models with hard negatives.", "c.txt", 0, title="Video")
+    assert (
+        "not text-to-video"
+        not in answerability(q.format("text-to-video"), [*hits, Hit(video, 0.3)], judge, variant_share=0.7)[1]
+    )
+
+
+def test_a_code_release_question_needs_an_abstract_that_states_one(judge):
+    score, why = answerability("Is the official code for Celcomen released? link?", [Hit(CEL, 1.0)], judge)
+    assert score == 0.0 and "released code" in why
+    hits = [Hit(T2I, 1.0), Hit(CEL, 0.5)]
+    assert answerability("Is the code for the multi-stage curriculum available?", hits, judge)[0] > 0.3
+    # the release of one abstract doesn't answer for another
+    assert answerability("Is Celcomen's code public?", hits, judge)[0] == 0.0
+
+
+def test_a_number_is_one_papers_so_its_names_must_share_an_abstract(judge):
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    # "compared with" a baseline does not make a quantity question a comparison of papers
+    score, why = answerability("What accuracy does Celcomen reach compared with MR.Q?", hits, judge)
+    assert score == 0.0 and "no single source" in why
+    score, why = answerability("What accuracy does Celcomen reach, and how does MR.Q work?", hits, judge)
+    assert score == 0.0 and "no single source" in why
+    # two names joined, or an explicit comparison, may span papers
+    assert answerability("How many tasks do Celcomen and MR.Q report?", hits, judge)[0] > 0
+    assert answerability("Compare the accuracy of Celcomen and MR.Q.", hits, judge)[0] > 0
