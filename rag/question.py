@@ -63,6 +63,8 @@ def check_question(question: str, max_chars: int) -> str:
 
 def _joined(question: str, terms: set[str]) -> bool:
     """Whether two of the named terms stand joined ("A and B", "A vs. B", "A, B")."""
+    if len(terms) < 2:
+        return False
     alt = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
     return bool(
         re.search(rf"(?:{alt})\W*\s*(?:,|and|&|or|vs\.?|versus)\s+(?:the\s+)?(?:{alt})", question, re.I)
@@ -92,12 +94,13 @@ def answerability(
     idf: Idf | None = None,
     asked: str | None = None,
     window: int = 5,
-    variant_share: float = 1.1,
+    variant_share: float | None = None,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
-    paper unless the question compares papers) or when the paper asked about is on a swapped variant of
-    what the question names (rag.names.swapped_variant, `variant_share`); for "which paper" questions, the IDF-weighted share
-    of the described words the best abstract covers; for quantity questions, the best evidence
+    paper unless the question compares papers), when the paper asked about is on a swapped variant
+    of what the question names (rag.names.swapped_variant; `variant_share`, None: not checked), or
+    when code is asked for and that paper states no release; for "which paper" questions, the
+    IDF-weighted share of the described words the best abstract covers; for quantity questions, the best evidence
     sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
     the best sentence-level relevance.
@@ -128,7 +131,9 @@ def answerability(
     about = term_focus(question, hits)
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]
-    swapped = swapped_variant(own, f"{top.paper.title or ''} {top.paper.text}", variant_share)
+    swapped = variant_share is not None and swapped_variant(
+        own, f"{top.paper.title or ''} {top.paper.text}", variant_share
+    )
     if swapped and not any(mentions(x, swapped[0].lower()) for x in texts):
         return 0.0, f"{SWAPPED}{swapped[1]}, not {swapped[0]}"
     if (
