@@ -24,7 +24,7 @@ from rag.answer_type import (
 )
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
-from rag.names import _QWORDS, mentions, named_terms, swapped_variant
+from rag.names import _QWORDS, domains, mentions, named_terms, swapped_variant
 from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
 from rag.types import Hit
 
@@ -136,6 +136,10 @@ def answerability(
     )
     if swapped and not any(mentions(x, swapped[0].lower()) for x in texts):
         return 0.0, f"{SWAPPED}{swapped[1]}, not {swapped[0]}"
+    # a kind of data the question names ("for speech recognition") that no source says a word of
+    absent = sorted(domains(own) - set().union(*(domains(x) for x in texts)))
+    if absent:
+        return 0.0, NEVER_MENTIONED + ", ".join(absent)
     if (
         asks_code(own)
         and not which

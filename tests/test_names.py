@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.names import mentions, name_runs, named_terms, swapped_variant
+from rag.names import domains, mentions, name_runs, named_terms, swapped_variant
 
 
 def test_named_terms_are_names_not_question_words():
@@ -44,3 +44,18 @@ def test_swapped_variant_finds_a_compound_with_one_part_changed():
     assert swapped_variant(q.replace("text-to-video", "text to image"), text, 0.7) is None  # spelled apart
     assert swapped_variant(q, text, 0.95) is None  # in words of its own: a paraphrase may swap a synonym
     assert swapped_variant("does it help image-to-video models?", text, 0.0) is None  # two parts changed
+
+
+def test_domains_names_the_kinds_of_data_a_text_talks_about():
+    assert domains("KV-cache eviction for speech recognition and music models") == {"audio"}
+    assert domains("Text-to-image diffusion on time series and point clouds") == {
+        "images",
+        "time series",
+        "point clouds",
+    }
+    assert domains("We forecast stock prices from satellite images.") == {
+        "finance",
+        "remote sensing",
+        "images",
+    }
+    assert domains("A transformer for language modelling with a new optimizer.") == set()

@@ -162,3 +162,15 @@ def test_a_number_is_one_papers_so_its_names_must_share_an_abstract(judge):
     # two names joined, or an explicit comparison, may span papers
     assert answerability("How many tasks do Celcomen and MR.Q report?", hits, judge)[0] > 0
     assert answerability("Compare the accuracy of Celcomen and MR.Q.", hits, judge)[0] > 0
+
+
+def test_a_kind_of_data_no_source_mentions_is_refused(judge):
+    hits = [Hit(T2I, 1.0), Hit(RL, 0.5)]
+    score, why = answerability(
+        "Which paper uses a contrastive curriculum for speech recognition?", hits, judge
+    )
+    assert score == 0.0 and why.endswith("never mention audio")
+    # a source that names the kind of data answers for it, whichever word it uses
+    assert (
+        answerability("Which paper fixes compositionality of visual diffusion models?", hits, judge)[0] > 0.3
+    )
