@@ -47,7 +47,9 @@ def test_swapped_variant_finds_a_compound_with_one_part_changed():
 
 
 def test_domains_names_the_kinds_of_data_a_text_talks_about():
-    assert domains("KV-cache eviction for speech recognition and music models") == {"audio"}
+    assert domains("KV-cache eviction for speech recognition and music models, a sound trade-off") == {
+        "audio"
+    }
     assert domains("Text-to-image diffusion on time series and point clouds") == {
         "images",
         "time series",
@@ -59,3 +61,9 @@ def test_domains_names_the_kinds_of_data_a_text_talks_about():
         "images",
     }
     assert domains("A transformer for language modelling with a new optimizer.") == set()
+
+
+def test_domains_leaves_out_words_with_a_common_other_sense():
+    assert domains("Is the bound theoretically sound, and what trade-off do the models face?") == set()
+    assert domains("What table of results and game-theoretic driving factors do they report?") == set()
+    assert domains("planning for autonomous driving") == {"vehicles"}
