@@ -189,9 +189,18 @@ _JOINED = {
 
 def domains(text: str) -> set[str]:
     """The kinds of data (DOMAINS) the text names, a hyphenated word's parts included."""
+    return set(domain_words(text))
+
+
+def domain_words(text: str) -> dict[str, str]:
+    """Kind of data (DOMAINS) -> the first word of the text naming it ("audio" -> "music")."""
     flat = flatten(text)
     for words, joined in _JOINED.items():
         flat = flat.replace(words, joined)
-    toks = re.findall(r"[a-z0-9][a-z0-9\-]*", flat)
-    stems = {_norm(t) for t in toks} | {_norm(p) for t in toks for p in t.split("-")}
-    return {_DOMAIN_OF[s] for s in stems if s in _DOMAIN_OF}
+    out: dict[str, str] = {}
+    for tok in re.findall(r"[a-z0-9][a-z0-9\-]*", flat):
+        for part in [tok, *tok.split("-")]:
+            kind = _DOMAIN_OF.get(_norm(part))
+            if kind and kind not in out:
+                out[kind] = part.replace("-", " ")
+    return out

@@ -24,7 +24,7 @@ from rag.answer_type import (
 )
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
-from rag.names import _QWORDS, domains, mentions, named_terms, swapped_variant
+from rag.names import _QWORDS, domain_words, domains, mentions, named_terms, swapped_variant
 from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
 from rag.types import Hit
 
@@ -137,7 +137,8 @@ def answerability(
     if swapped and not any(mentions(x, swapped[0].lower()) for x in texts):
         return 0.0, f"{SWAPPED}{swapped[1]}, not {swapped[0]}"
     # a kind of data the question names ("for speech recognition") that no source says a word of
-    absent = sorted(domains(own) - set().union(*(domains(x) for x in texts)))
+    asked_kinds = domain_words(own)
+    absent = sorted(w for k, w in asked_kinds.items() if not any(k in domains(x) for x in texts))
     if absent:
         return 0.0, NEVER_MENTIONED + ", ".join(absent)
     if (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.names import domains, mentions, name_runs, named_terms, swapped_variant
+from rag.names import domain_words, domains, mentions, name_runs, named_terms, swapped_variant
 
 
 def test_named_terms_are_names_not_question_words():
@@ -67,3 +67,11 @@ def test_domains_leaves_out_words_with_a_common_other_sense():
     assert domains("Is the bound theoretically sound, and what trade-off do the models face?") == set()
     assert domains("What table of results and game-theoretic driving factors do they report?") == set()
     assert domains("planning for autonomous driving") == {"vehicles"}
+
+
+def test_domain_words_keeps_the_users_word_for_each_kind():
+    assert domain_words("KV-cache eviction for music and speech models on stock prices") == {
+        "audio": "music",
+        "finance": "stock",
+    }
+    assert domain_words("planning for autonomous driving") == {"vehicles": "autonomous driving"}
