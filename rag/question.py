@@ -97,11 +97,11 @@ def answerability(
     variant_share: float | None = None,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
-    paper unless the question compares papers), when the paper asked about is on a swapped variant
-    of what the question names (rag.names.swapped_variant; `variant_share`, None: not checked), or
-    when code is asked for and that paper states no release; for "which paper" questions, the
-    IDF-weighted share of the described words the best abstract covers; for quantity questions, the best evidence
-    sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
+    paper unless the question compares papers), or a kind of data it names (rag.names.DOMAINS); when
+    the paper asked about is on a swapped variant of what the question names (rag.names.swapped_variant;
+    `variant_share`, None: not checked), or code is asked for and that paper states no release; for
+    "which paper" questions, the IDF-weighted share of the described words the best abstract covers;
+    for quantity questions, the best evidence sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
     the best sentence-level relevance.
 
@@ -126,8 +126,6 @@ def answerability(
     )
     if len(terms) > 1 and not several and not any(all(mentions(x, t) for t in terms) for x in texts):
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
-    evidence = judge.evidence(hits)
-    sc = judge.scores(question, evidence)
     about = term_focus(question, hits)
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]
@@ -138,9 +136,14 @@ def answerability(
         return 0.0, f"{SWAPPED}{swapped[1]}, not {swapped[0]}"
     # a kind of data the question names ("for speech recognition") that no source says a word of
     asked_kinds = domain_words(own)
-    absent = sorted(w for k, w in asked_kinds.items() if not any(k in domains(x) for x in texts))
-    if absent:
-        return 0.0, NEVER_MENTIONED + ", ".join(absent)
+    if asked_kinds:
+        have = set().union(*(domains(x) for x in texts))
+        absent = sorted(w for k, w in asked_kinds.items() if k not in have)
+        if absent:
+            return 0.0, NEVER_MENTIONED + ", ".join(absent)
+    # the text-only checks above come before scoring every sentence
+    evidence = judge.evidence(hits)
+    sc = judge.scores(question, evidence)
     if (
         asks_code(own)
         and not which
