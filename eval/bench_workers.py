@@ -167,6 +167,7 @@ def w_ingest(a: dict) -> dict:
         "papers": len(papers),
         "chunks": rep.chunks,
         "added": rep.added,
+        "bundled": rep.bundled,
         "seconds": round(dt, 3),
         "open_store_s": round(t0 - t_open, 3),
         "with_open_s": round(time.perf_counter() - t_open, 3),

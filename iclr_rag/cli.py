@@ -139,10 +139,36 @@ def ingest(
         typer.echo(json.dumps(report.to_json()))
     else:
         r = report
+        shipped = f" ({r.bundled} with shipped vectors)" if r.bundled else ""
         typer.echo(
-            f"{r.papers} papers, {r.chunks} chunks: {r.added} added, {r.skipped} unchanged, "
+            f"{r.papers} papers, {r.chunks} chunks: {r.added} added{shipped}, {r.skipped} unchanged, "
             f"{r.removed} removed in {r.seconds:.1f}s -> {s.chroma_url or s.chroma_path}"
         )
+
+
+@app.command("bundle-vectors")
+@friendly
+@with_settings(*STORE)
+def bundle_vectors(
+    out: Annotated[Path | None, typer.Option("--out", help="Default: the shipped bundle's path.")] = None,
+    *,
+    settings: Settings,
+):
+    """Write the conference index's chunk vectors (or --collection's) into the bundle `ingest` reuses."""
+    from rag import vector_bundle
+    from rag.settings import VECTOR_BUNDLE
+
+    s = for_conference(settings, explicit=collection_flag(settings))
+    index = _open_index(s)
+    entries = vector_bundle.from_index(index)
+    if not entries:
+        raise UserError(
+            f"Nothing is stored in collection '{s.collection}' under {s.data_dir}; ingest it first."
+        )
+    info = vector_bundle.write(out or VECTOR_BUNDLE, entries)
+    typer.echo(
+        f"{info['papers']} papers, {info['chunks']} chunk vectors -> {out or VECTOR_BUNDLE} ({info['bytes']:,} bytes)"
+    )
 
 
 @app.command()

@@ -15,6 +15,7 @@ from tqdm import tqdm
 from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, vector_hash
 from rag.errors import UserError
 from rag.types import Chunk, Paper
+from rag.vector_bundle import VectorBundle
 
 PAPER_FIELDS = ("title", "source_file", "source_id", "index", "decision", "primary_area")
 
@@ -24,6 +25,7 @@ class IngestReport:
     papers: int = 0
     chunks: int = 0
     added: int = 0
+    bundled: int = 0  # of `added`: vectors taken from the shipped bundle, not embedded
     skipped: int = 0
     removed: int = 0
     seconds: float = 0.0
@@ -121,13 +123,15 @@ class Ingest:
                 todo.append((p, digest, chunk_paper(p, splitter)))
 
         total = sum(len(c) for _, _, c in todo)
+        bundle = VectorBundle.load(s.vector_bundle) if todo else None
         bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
         if on_progress:
             on_progress(0, total)
         for group in self.groups(todo):
-            texts = [embed_text(c, p) for p, _, chunks in group for c in chunks]
-            added, replaced = self.write_group(group, embedder.encode(texts, bulk=True))
+            vecs, bundled = self.group_vectors(group, embedder, bundle)
+            added, replaced = self.write_group(group, vecs)
             rep.added += added
+            rep.bundled += bundled
             rep.removed += replaced
             bar.update(added)
             if on_progress:
@@ -156,6 +160,25 @@ class Ingest:
         rep.chunks = rep.skipped + rep.added
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def group_vectors(self, group: list, embedder, bundle: VectorBundle | None) -> tuple[np.ndarray, int]:
+        """The group's chunk vectors in order: the bundle's where it holds the paper's vector_hash, the
+        embedder's for the rest (one encode call); and how many came from the bundle."""
+        parts: list[np.ndarray | None] = []
+        texts: list[str] = []
+        for p, _, chunks in group:
+            got = bundle.get(self.vectors[p.paper_id], len(chunks)) if bundle else None
+            parts.append(got)
+            if got is None:
+                texts += [embed_text(c, p) for c in chunks]
+        fresh = np.asarray(embedder.encode(texts, bulk=True), dtype=np.float32) if texts else None
+        k, out = 0, []
+        for (_, _, chunks), got in zip(group, parts):
+            if got is None:
+                got, k = fresh[k : k + len(chunks)], k + len(chunks)
+            out.append(got)
+        bundled = sum(len(c) for (_, _, c), got in zip(group, parts) if got is not None)
+        return np.concatenate(out), bundled
 
     def relabel(self, group: list[tuple[Paper, str, int]]) -> None:
         """New metadata for papers whose vectors stay: their chunk records first, then (the commit
