@@ -35,7 +35,7 @@ _AUX = r"does|do|did|is|was|are|were|has|have|had|can|could|would"
 _METRIC = (
     r"accuracy|accuracies|score|psnr|ssim|lpips|fid|perplexity|ratio|speed-?up|gain|improvement|reduction|"
     r"saving|rate|error|f1|bleu|rouge|auc|auroc|recall|precision|throughput|latency|map|ap\d*|percentage|"
-    r"compression"
+    r"compression|speed|fps|runtime|memory"
 )
 # Words between "what" and the metric that make the metric a verb ("what exactly does it score?")
 _NOT_MODIFIER = rf"(?!(?:{_AUX}|it|they|we|this|that|these|those)\b)"
@@ -43,7 +43,7 @@ _NOT_MODIFIER = rf"(?!(?:{_AUX}|it|they|we|this|that|these|those)\b)"
 _NOT_RELATION = r"(?!(?:over|than|against|versus|vs|to|on|in|with|from|across|compared|relative|beyond)\b)"
 _VALUE = re.compile(
     rf"\b(?:what|which)\s+((?:{_NOT_MODIFIER}[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
-    rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;]|$)",
+    rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;(]|$)",
     re.I,
 )
 # Words of a value phrase that qualify it rather than say what is measured
@@ -237,23 +237,38 @@ def _field_word(token: str) -> bool:
     return head.rstrip("s") in _FIELD_ACRONYMS and (not rest or rest.islower())
 
 
-def _names(sentence: str, known: set[str], spelled: str = "") -> list[str]:
+def _names(
+    sentence: str, known: set[str], spelled: str = "", family: frozenset[str] = frozenset()
+) -> list[str]:
     """Proper names in a sentence (acronyms, CamelCase, letter+digit names, capitalised words after
     its first) that are not in `known` (flattened words and stems of the question and title), nor
-    an acronym of words `spelled` out (flattened: "DL" for a question saying "deep learning")."""
+    an acronym of words `spelled` out (flattened: "DL" for a question saying "deep learning"), nor of
+    the paper's own `family` (name heads of its title: "FairMT-10K" beside "FairMT-Bench")."""
     out = []
     for i, t in enumerate(_TOKEN.findall(sentence)):
         if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
             continue
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
-        if named and _field_word(t):
-            continue  # "embodied AI", "LLMs": a field or a kind, not the name of one
+        if named and (_field_word(t) or (upper == 1 and t.lower() in stopwords())):
+            continue  # "embodied AI", "LLMs": a field or a kind; "…, We": a capitalised function word
+        if named and "-" in t and flatten(t.partition("-")[0]) in family:
+            continue  # a sibling of the paper's own artifact, not one it names from elsewhere
         if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
             acronym = initials_pattern(t.rstrip("s").lower()) if t.rstrip("s").isupper() else None
             if not (acronym and acronym.search(spelled)):
                 out.append(t)
     return out
+
+
+def _family(title: str) -> frozenset[str]:
+    """Heads of the title's hyphenated names ("FairMT" of "FairMT-Bench"): the paper's own artifacts."""
+    out = set()
+    for t in _TOKEN.findall(title):
+        head, dash, _ = t.partition("-")
+        if dash and (sum(c.isupper() for c in head) >= 2 or any(c.isdigit() for c in head)):
+            out.add(flatten(head))
+    return frozenset(out)
 
 
 def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | None:
@@ -270,7 +285,9 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
         ]
         known = asked | stems
         if talk and not any(
-            _names(text, known | {flatten(t) for t in _TOKEN.findall(title)}, flatten(question))
+            _names(
+                text, known | {flatten(t) for t in _TOKEN.findall(title)}, flatten(question), _family(title)
+            )
             for text, title in talk
         ):
             return head

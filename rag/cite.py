@@ -35,33 +35,18 @@ _INJECTION = re.compile(
 )
 
 
+# words every abstract uses, stopwords for matching but content words of names ("finite element method")
+_PAPER_WORDS = frozenset(
+    "paper papers abstract abstracts propose proposes proposed study work method approach also using use used uses new show shows".split()
+)
+
+
 def stopwords() -> frozenset[str]:
     global _STOP
     if _STOP is None:
         from llama_index.core.utils import globals_helper
 
-        extra = {
-            "paper",
-            "papers",
-            "abstract",
-            "abstracts",
-            "propose",
-            "proposes",
-            "proposed",
-            "study",
-            "work",
-            "method",
-            "approach",
-            "also",
-            "using",
-            "use",
-            "used",
-            "uses",
-            "new",
-            "show",
-            "shows",
-        }
-        _STOP = frozenset(globals_helper.stopwords) | extra
+        _STOP = frozenset(globals_helper.stopwords) | _PAPER_WORDS
     return _STOP
 
 
@@ -119,13 +104,26 @@ def key_terms(text: str) -> set[str]:
 _LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
 
 
+# prepositions NLTK's list lacks; with the stopwords, words no acronym's letter stands for
+_PREPOSITIONS = frozenset(
+    "beyond across within without towards toward among amongst along upon versus via".split()
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _not_function_word(c: str) -> str:
+    words = sorted(w for w in (stopwords() - _PAPER_WORDS) | _PREPOSITIONS if w.startswith(c) and w.isalpha())
+    return rf"(?!(?:{'|'.join(words)})(?![a-z0-9]))" if words else ""
+
+
 @functools.lru_cache(maxsize=256)
 def initials_pattern(term: str) -> re.Pattern | None:
     """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
     (linking words between the initials are skipped)."""
     if not (2 <= len(term) <= 6 and term.isalpha()):
         return None
-    body = _LINKS.join(f"{c}[a-z]*" for c in term)
+    # an initial starts a content word: "information beyond the matrix" spells no "IBM"
+    body = _LINKS.join(f"{_not_function_word(c)}{c}[a-z]*" for c in term)
     return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
 
 

@@ -109,7 +109,7 @@ _ELLIPSIS = re.compile(
 _SWITCH = re.compile(
     r"^\W*(?:ok(?:ay)?\W+|now\W+|next\W+)?(?:let'?s\s+(?:move|switch|turn|go)\s+(?:on\s+)?to|switching\s+to|"
     r"moving\s+on|on\s+(?:a|another)\s+(?:different\s+)?(?:note|topic)|different\s+(?:topic|question)|"
-    r"new\s+(?:topic|question)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
+    r"new\s+(?:topic|question|q)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
     re.I,
 )
 # "What about …", "OK, and how about …"
@@ -125,7 +125,9 @@ _CLAUSE = re.compile(
 _DESCRIBED = re.compile(
     r"\bthe\s+(?:paper|work|study|one|method|approach|model)\s+(?:on|about|that\s+(?!it\b|they\b))\s*(?P<x>[^,:;?—–]+)|"
     rf"{_WHAT_ABOUT}(?!(?:{_SETTING}|its?|their|the\s+same)\b)"
-    r"(?P<y>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)",
+    r"(?P<y>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)|"
+    # "And for the <description>, which …?": a subject of its own before the question (three new words)
+    r"^\W*(?:and|now|ok(?:ay)?)\W+(?:as\s+)?(?:for|regarding)\s+(?P<z>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)",
     re.I,
 )
 
@@ -146,10 +148,12 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     m = _DESCRIBED.search(question)
     if not m or m.start() >= first:
         return False
-    x = m.group("x") or m.group("y") or ""
+    x = m.group("x") or m.group("y") or m.group("z") or ""
     words = content_words(x) - content_words(" ".join(turns))
-    # "What about speed — is it …?" asks more of the same paper: a new subject takes two words of its own
-    return len(words) >= (1 if m.group("x") else 2) and not _ANAPHORA.search(x)
+    # "What about speed — is it …?" asks more of the same paper: a new subject takes two words of its own;
+    # "And for CIFAR-10, what …?" asks the same paper of another setting: a subject after "and for", three
+    need = 1 if m.group("x") else 2 if m.group("y") else 3
+    return len(words) >= need and not _ANAPHORA.search(x)
 
 
 def referent(question: str, turns: list[str]) -> int | None:

@@ -101,6 +101,19 @@ def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
     assert unnamed_entity(q, [("We study assembly.", "SRSA")]) is None  # never talked about: others decide
 
 
+def test_siblings_of_the_papers_own_artifact_and_capitalised_function_words_name_nothing():
+    q = "Which of the 12 LLMs tested on QuuxEval-2K was the most robust?"
+    title = "QuuxEval-Suite: Benchmarking Robustness of Chat LLMs"
+    own = [
+        ("Our analysis on QuuxEval-20K shows that LLMs are fragile.", title),
+        ("Specifically, We test 12 state-of-the-art (SOTA) LLMs on QuuxEval-2K.", title),
+    ]
+    assert unnamed_entity(q, own) == "llms"
+    # a model from elsewhere is a name, and a sibling family needs the paper's title to be the paper's own
+    assert unnamed_entity(q, [*own, ("Among the LLMs, Llama-3-70B was the most robust.", title)]) is None
+    assert unnamed_entity(q, [("LLMs such as QuuxEval-20K fail.", "A robustness study")]) is None
+
+
 def test_one_of_several_named_things_and_acronyms_of_the_question():
     q = "Which of the six deep learning models benchmarked on the corpus performed best?"
     assert entity_heads(q) == ["models"]  # "which of the …", a participle after the head

@@ -1,5 +1,7 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
 
+import pytest
+
 from rag.cite import bind, extractive, sentence_spans, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
@@ -111,3 +113,19 @@ def test_extractive_answer_cites_every_sentence(judge):
     assert "glioblastoma" in out and "[1]" in out
     _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
     assert sents and all(s.citations for s in sents)
+
+
+@pytest.mark.parametrize(
+    "acronym, text, spelled",
+    [
+        ("rlhf", "reinforcement learning from human feedback", True),
+        ("fem", "the finite element method", True),  # "method" is a paper word, yet a name's word
+        ("sam", "sharpness-aware minimization", True),
+        ("ibm", "information beyond the matrix", False),  # a preposition stands for no letter
+        ("ibm", "trained in both modes", False),
+    ],
+)
+def test_an_acronym_is_spelled_by_content_words(acronym, text, spelled):
+    from rag.cite import initials_pattern
+
+    assert bool(initials_pattern(acronym).search(text)) is spelled

@@ -70,6 +70,15 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("What about speed — is it faster?", ["What does EvoGen do?"], 0),  # one generic word: same paper
         ("What about on SUN RGB-D?", ["What AP50 gains does DEST report on ScanNet V2?"], 0),
         ("Does the paper on it say more?", ["What does EvoGen do?"], 0),
+        # "and for <a description of its own>, …": three new words make a subject; fewer ask the same paper
+        (
+            "And for the graph-based protein folding planner, which tasks did they test?",
+            ["What is UniG?"],
+            None,
+        ),
+        ("And for the ablation, what did they remove?", ["What does EvoGen do?"], 0),
+        ("And for the larger variant, what is the accuracy?", ["What does EvoGen do?"], 0),
+        ("new q: the bandit paper with delayed feedback — what regret does it get?", ["What is UniG?"], None),
     ],
 )
 def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
