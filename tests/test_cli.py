@@ -44,8 +44,9 @@ def test_bad_file_ingests_nothing(tmp_path):
 
 def test_ingest_json_summary_and_idempotence(tmp_path):
     first = json.loads(rag("ingest", "--json", data_dir=tmp_path).stdout)
-    assert set(first) == {"papers", "chunks", "added", "skipped", "removed", "seconds"}
+    assert set(first) == {"papers", "chunks", "added", "bundled", "skipped", "removed", "seconds"}
     assert first["papers"] == 38 and first["added"] == first["chunks"] > 38
+    assert first["bundled"] == first["added"]  # the seeds are conference papers: their vectors are shipped
     second = json.loads(rag("ingest", "--json", data_dir=tmp_path).stdout)
     assert (second["added"], second["skipped"], second["chunks"]) == (0, first["chunks"], first["chunks"])
 

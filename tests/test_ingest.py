@@ -115,7 +115,7 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
     assert partial.paper_count() < n
     out = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, check=True)
     rep = json.loads(out.stdout)
-    assert set(rep) == {"papers", "chunks", "added", "skipped", "removed", "seconds"}
+    assert set(rep) == {"papers", "chunks", "added", "bundled", "skipped", "removed", "seconds"}
     index = Index(Settings(data_dir=data))
     ids = _ids(index)
     assert len(ids) == len(set(ids)) == rep["chunks"] == index.count()
