@@ -105,6 +105,7 @@ _ENTITY = re.compile(
     rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}{_NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
     r"(simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
     r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
+    r"(?!\s+(?:papers?|works?|stud(?:y|ies)|articles?|submissions?|abstracts?)\b)"  # "benchmark papers": a paper
     rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
     re.I,
 )

@@ -119,6 +119,7 @@ def test_one_of_several_named_things_and_acronyms_of_the_question():
     assert entity_heads(q) == ["models"]  # "which of the …", a participle after the head
     assert entity_heads("Which of the baselines does it beat?") == ["baselines"]
     assert entity_heads("What improvement over the baselines does it report?") == []  # a relation, no name
+    assert entity_heads("Which of the robot benchmark papers uses a real arm?") == []  # a paper is asked for
     # "DL" only abbreviates the question's own "deep learning": no model is named
     assert unnamed_entity(q, [("We benchmark six well-known DL models on it.", "A corpus")]) == "models"
     assert unnamed_entity(q, [("DL models such as ResNet-50 are benchmarked.", "A corpus")]) is None

@@ -141,3 +141,16 @@ def test_conference_flag_reads_its_own_collection_and_says_how_to_fill_it(tmp_pa
     assert rag("ingest", str(SEEDS_DIR), data_dir=tmp_path).returncode == 0
     r = rag("ask", "--conference", "What does Celcomen do?", data_dir=tmp_path)
     assert r.returncode == 2 and "rag ingest --conference" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bundle_vectors_writes_what_ingest_reuses_and_says_when_nothing_is_stored(tmp_path):
+    from rag.vector_bundle import VectorBundle
+
+    out = tmp_path / "v.npz"
+    r = rag("bundle-vectors", "--out", str(out), data_dir=tmp_path / "empty")
+    assert r.returncode == 2 and "ingest" in r.stderr and "Traceback" not in r.stderr + r.stdout
+    assert not out.exists()
+    rag("ingest", "--collection", "mine", data_dir=tmp_path / "d")
+    r = rag("bundle-vectors", "--collection", "mine", "--out", str(out), data_dir=tmp_path / "d")
+    assert r.returncode == 0 and "38 papers, 83 chunk vectors" in r.stdout
+    assert len(VectorBundle.load(out)) == 38
