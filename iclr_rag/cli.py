@@ -165,9 +165,10 @@ def bundle_vectors(
         raise UserError(
             f"Nothing is stored in collection '{s.collection}' under {s.data_dir}; ingest it first."
         )
-    info = vector_bundle.write(out or VECTOR_BUNDLE, entries)
+    target = out or VECTOR_BUNDLE
+    info = vector_bundle.write(target, entries)
     typer.echo(
-        f"{info['papers']} papers, {info['chunks']} chunk vectors -> {out or VECTOR_BUNDLE} ({info['bytes']:,} bytes)"
+        f"{info['papers']} papers, {info['chunks']} chunk vectors -> {target} ({info['bytes']:,} bytes)"
     )
 
 

@@ -262,6 +262,7 @@ def _names(
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def _family(title: str) -> frozenset[str]:
     """Heads of the title's hyphenated names ("FairMT" of "FairMT-Bench"): the paper's own artifacts."""
     out = set()

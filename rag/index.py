@@ -161,6 +161,17 @@ class Index:
             out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
         return out
 
+    @guarded()
+    def chunk_vectors(self) -> list[tuple[dict, list[float]]]:
+        """Every stored chunk's (metadata, vector), read in pages (rag.vector_bundle builds on it)."""
+        out: list[tuple[dict, list[float]]] = []
+        for offset in range(0, self.count(), self.settings.store_page):
+            got = self.chunks.get(
+                include=["metadatas", "embeddings"], limit=self.settings.store_page, offset=offset
+            )
+            out += zip(got["metadatas"], got["embeddings"])
+        return out
+
     def fingerprint(self, metas: dict[str, dict]) -> str:
         """Identity of the stored content (from every paper record's metadata): changes whenever a
         paper is added, replaced or removed."""

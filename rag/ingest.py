@@ -166,18 +166,20 @@ class Ingest:
         embedder's for the rest (one encode call); and how many came from the bundle."""
         parts: list[np.ndarray | None] = []
         texts: list[str] = []
+        bundled = 0
         for p, _, chunks in group:
             got = bundle.get(self.vectors[p.paper_id], len(chunks)) if bundle else None
             parts.append(got)
             if got is None:
                 texts += [embed_text(c, p) for c in chunks]
+            else:
+                bundled += len(chunks)
         fresh = np.asarray(embedder.encode(texts, bulk=True), dtype=np.float32) if texts else None
         k, out = 0, []
         for (_, _, chunks), got in zip(group, parts):
             if got is None:
                 got, k = fresh[k : k + len(chunks)], k + len(chunks)
             out.append(got)
-        bundled = sum(len(c) for (_, _, c), got in zip(group, parts) if got is not None)
         return np.concatenate(out), bundled
 
     def relabel(self, group: list[tuple[Paper, str, int]]) -> None:

@@ -95,18 +95,12 @@ def write(path: Path | str, entries: list[tuple[str, np.ndarray]]) -> dict:
 
 def from_index(index) -> list[tuple[str, np.ndarray]]:
     """Every stored paper's (vector_hash, chunk vectors in abstract order), read from an open index."""
-    got = index.papers.get(include=["metadatas"])
-    hashes = {pid: m.get("vector_hash") for pid, m in zip(got["ids"], got["metadatas"])}
+    hashes = {pid: m.get("vector_hash") for pid, (_, m) in index.paper_records().items()}
     chunks: dict[str, list[tuple[int, np.ndarray]]] = {}
-    ids = sorted(hashes)
-    for i in range(0, len(ids), 500):  # by paper id: offset paging is not a stable order in Chroma
-        part = index.chunks.get(
-            where={"paper_id": {"$in": ids[i : i + 500]}}, include=["metadatas", "embeddings"]
-        )
-        for m, v in zip(part["metadatas"], part["embeddings"]):
-            chunks.setdefault(m["paper_id"], []).append((int(m["start"]), np.asarray(v, dtype=np.float32)))
-    out = []
-    for pid in sorted(chunks):
-        if hashes.get(pid):
-            out.append((hashes[pid], np.stack([v for _, v in sorted(chunks[pid], key=lambda x: x[0])])))
-    return out
+    for m, v in index.chunk_vectors():
+        chunks.setdefault(m["paper_id"], []).append((int(m["start"]), np.asarray(v, dtype=np.float32)))
+    return [
+        (hashes[pid], np.stack([v for _, v in sorted(chunks[pid], key=lambda x: x[0])]))
+        for pid in sorted(chunks)
+        if hashes.get(pid)
+    ]
