@@ -122,6 +122,9 @@ _COUNTS_PAPERS = re.compile(
 )
 
 
+_HOW_MANY = re.compile(r"\bhow many\b", re.I)
+
+
 def asks_quantity(question: str) -> bool:
     """The question wants a number an abstract states: a count, a size, or a measured value (not a
     count of papers, which the lister gives)."""
@@ -153,6 +156,41 @@ def quantity_heads(question: str) -> set[str]:
                 _norm(w) for w in re.findall(r"[A-Za-z][\w\-]*", m.group(1)) if w.lower() not in stopwords()
             }
     return heads
+
+
+# Words of a value question that ask how much better, not what is measured
+_GENERIC_METRICS = frozenset({"gain", "improv", "reduct", "save", "increas", "boost", "perform", "result"})
+
+
+def names_measure(heads: set[str]) -> bool:
+    """Whether a value question leaves it to the place it names to say what was measured: it names no
+    metric, or asks for a gain ("AP50 gains … on ScanNet V2" -> "ScanNet V2 (+5.3)"); a metric alone
+    ("inference speed", "L2 error") needs a number of its own."""
+    return not heads or bool(heads & _GENERIC_METRICS)
+
+
+# "…, visium or xenium?": the options a question asks the sources to choose between (1-3 words each,
+# ending the question); "or not", "or both" offer no option of their own
+_CHOICE = re.compile(
+    r"[,:;(\-–—]\s*(?:is it |was it |the )?((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s+or\s+(?:the )?"
+    r"((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s*\)?\s*\?\s*$",
+    re.I,
+)
+_NO_OPTION = frozenset("not both neither either none otherwise something else other others".split())
+
+
+def choice_options(question: str) -> list[str]:
+    """The options a question ends by offering ("…, visium or xenium?" -> ["visium", "xenium"]); none
+    when either side is only function words or a non-option ("or not")."""
+    m = _CHOICE.search(question)
+    if not m:
+        return []
+    opts = [" ".join(g.split()).strip(".-") for g in m.groups()]
+    for o in opts:
+        words = o.lower().split()
+        if not o or all(w in stopwords() or w in _NO_OPTION for w in words) or words[-1] in _NO_OPTION:
+            return []
+    return opts
 
 
 def measured_on(question: str) -> str:
@@ -206,6 +244,13 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     if not heads:
         return bool(nums)
     at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
+    if _HOW_MANY.search(given):
+        # a count stands before what it counts ("8 LoRA adaptors"), or just after it ("adaptors: 8");
+        # "one number per adaptor" counts numbers
+        low = [t.lower() for t in toks]
+        return any(
+            (0 < j - i <= window and "per" not in low[i + 1 : j]) or 0 < i - j <= 2 for i in nums for j in at
+        )
     return any(abs(i - j) <= window for i in nums for j in at)
 
 

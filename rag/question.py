@@ -15,7 +15,9 @@ import numpy as np
 from rag.answer_type import (
     asks_code,
     asks_quantity,
+    choice_options,
     measured_on,
+    names_measure,
     quantity_heads,
     quantity_phrase,
     states_code,
@@ -126,6 +128,10 @@ def answerability(
     )
     if len(terms) > 1 and not several and not any(all(mentions(x, t) for t in terms) for x in texts):
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
+    # "…, visium or xenium?": an answer picks an option some source names
+    options = choice_options(own)
+    if options and not any(mentions(x, flatten(o)) for x in texts for o in options):
+        return 0.0, NEVER_MENTIONED + " or ".join(options)
     about = term_focus(question, hits)
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]
@@ -151,7 +157,9 @@ def answerability(
     ):
         return 0.0, NO_CODE
     if asks_quantity(own) and not which:
-        heads = quantity_heads(own) | {_norm(t) for t in named_terms(measured_on(own))}
+        heads = quantity_heads(own)
+        if names_measure(heads):  # "what gains … on KAIST?": the number stated next to KAIST
+            heads |= {_norm(t) for t in named_terms(measured_on(own))}
         # "How much data was it trained on, and do its likelihoods track binding?": the number answers
         # its own clause, which the whole question's relevance dilutes
         context = question[len(own) :] if question.startswith(own) else ""

@@ -5,8 +5,10 @@ import pytest
 from rag.answer_type import (
     asks_code,
     asks_quantity,
+    choice_options,
     entity_heads,
     measured_on,
+    names_measure,
     quantity_heads,
     quantity_phrase,
     states_code,
@@ -218,3 +220,46 @@ def test_asks_code_is_about_a_release_of_code_or_weights(question, wants):
 )
 def test_states_code_reads_a_release(sentence, states):
     assert states_code(sentence) is states
+
+
+def test_a_count_stands_before_what_it_counts():
+    q = "How many adaptors per client do they use?"
+    heads = quantity_heads(q)
+    assert heads == {"adaptor"}
+    assert states_quantity("Each client mixes 8 LoRA adaptors.", heads, q, window=5)
+    assert states_quantity("The number of adaptors: 4 per client.", heads, q, window=5)
+    # a number of something else per adaptor counts that something
+    assert not states_quantity("It learns only one number per adaptor.", heads, q, window=5)
+    # a value question keeps its window on both sides
+    v = "What accuracy does it reach?"
+    assert states_quantity("Accuracy rises to 93% on spleen data.", quantity_heads(v), v, window=5)
+
+
+def test_a_named_metric_needs_its_own_number_a_gain_the_places_number():
+    assert names_measure(set()) and names_measure(quantity_heads("What AP50 gains does it report on X?"))
+    assert not names_measure(quantity_heads("What inference speed does it report on ScanNet V2?"))
+    assert not names_measure(quantity_heads("What L2 error does it get on Burgers' equation?"))
+
+
+@pytest.mark.parametrize(
+    "question, options",
+    [
+        ("Which platform was the data from, visium or xenium?", ["visium", "xenium"]),
+        ("Which is faster: PPO or DPO?", ["PPO", "DPO"]),
+        ("Was it trained on ImageNet (full or subset)?", ["full", "subset"]),
+        ("Does it work on images, or not?", []),
+        ("Is it tested on ImageNet, CIFAR-10 or both?", []),
+        ("Is the method supervised or unsupervised?", []),  # no offer set apart: a plain question
+        ("What does Celcomen do?", []),
+    ],
+)
+def test_choice_options_are_the_alternatives_a_question_ends_by_offering(question, options):
+    assert choice_options(question) == options
+
+
+def test_a_choice_between_options_no_source_names_is_refused(judge):
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
+    score, why = answerability("Celcomen: which tissue was it validated on, liver or kidney?", hits, judge)
+    assert score == 0.0 and why.endswith("never mention liver or kidney")
+    # one option a source names is enough to answer (and say which)
+    assert answerability("Celcomen: which tissue was it validated on, liver or spleen?", hits, judge)[0] > 0
