@@ -12,22 +12,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag.answer_type import (
-    asks_code,
-    asks_quantity,
-    choice_options,
-    measured_on,
-    names_measure,
-    quantity_heads,
-    quantity_phrase,
-    states_code,
-    states_quantity,
-    unnamed_entity,
-)
+from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
 from rag.names import _QWORDS, domain_words, domains, mentions, named_terms, swapped_variant
 from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
+from rag.quantity import (
+    asks_quantity,
+    measured_on,
+    names_measure,
+    quantity_heads,
+    quantity_phrase,
+    states_quantity,
+)
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rag.answer_type import quantity_heads
+from rag.quantity import quantity_heads
 from rag.question import (
     _absent_runs,
     answerability,

@@ -1,0 +1,122 @@
+"""Quantity questions: a number next to the thing counted or measured."""
+
+import pytest
+
+from rag.quantity import (
+    asks_quantity,
+    measured_on,
+    names_measure,
+    quantity_heads,
+    quantity_phrase,
+    states_quantity,
+)
+from rag.question import answerability
+from rag.types import Hit
+from tests.conftest import CEL, RL
+
+
+@pytest.mark.parametrize(
+    "question, wants",
+    [
+        ("How many GPU hours does it need?", True),
+        ("What exact PSNR does the method reach on KAIST?", True),
+        ("What perplexity does it get on WikiText2?", True),
+        ("What FLOPs savings does it report?", True),
+        ("What accuracy does MR.Q reach?", True),
+        ("What does the method do?", False),
+        ("What two changes does it make to CLIP?", False),
+        ("Which metric does it propose?", False),
+        ("What does the discriminator learn, and what exactly does it score?", False),  # "score" a verb
+        ("How many papers study unlearning?", False),  # a count of papers: the lister's
+    ],
+)
+def test_questions_wanting_a_number(question, wants):
+    assert asks_quantity(question) is wants
+
+
+def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
+    assert quantity_heads("How many cell images were used?") == {"imag"}
+    heads = quantity_heads("What AP50 gains does DEST report on ScanNet V2?")
+    assert {"ap50", "gain", "improv"} <= heads and "dest" not in heads  # metric and synonym, not the method
+    assert measured_on("What AP50 gains does DEST report on ScanNet V2?") == " on ScanNet V2?"
+    assert measured_on("How many GPU hours does it need?") == ""
+    assert quantity_heads("What exact PSNR does it reach?") == {"psnr"}  # "exact" only qualifies
+    assert quantity_phrase("How many GPU hours does MR.Q need?") == "GPU hours"
+    assert quantity_phrase("What exact PSNR does it reach?") == "PSNR"
+
+
+def test_an_adjective_says_what_is_measured_when_no_noun_does():
+    q = "How much faster is it than the baseline?"
+    heads = quantity_heads(q)
+    assert {"faster", "speedup", "time"} <= heads and quantity_phrase(q) == "speed"
+    assert states_quantity("It runs 1.26 times faster in beam search.", heads, q, window=5)
+    assert not states_quantity("It was tested on 8 benchmarks and is fast.", heads, q, window=3)
+    assert "hour" in quantity_heads("How long does training take?")
+    assert quantity_phrase("How long does training take?") == "time"
+    assert "speed" in quantity_heads("How much faster than FlashAttention is it?")
+    # "how much data": any unit may answer ("2T tokens"), so no head is required
+    assert quantity_heads("How much data was it trained on?") == set()
+
+
+@pytest.mark.parametrize(
+    "sentence, found",
+    [
+        ("It reaches 35.2 dB PSNR on KAIST.", True),
+        ("PSNR improves to 35.2 dB.", True),
+        ("We report PSNR and SSIM that beat all baselines on KAIST and three other datasets.", False),
+        ("Trained with Llama3-70B, the PSNR is high.", False),  # a name with digits is no number
+        ("It attains $\\mathcal{O}(k)$ PSNR scaling.", True),  # a math expression counts
+        ("We prove a linear PSNR gain in the number of views.", True),  # an order of growth counts
+    ],
+)
+def test_a_number_must_stand_next_to_the_measured_thing(sentence, found):
+    assert states_quantity(sentence, {"psnr"}, "What PSNR does it reach?", window=3) is found
+
+
+def test_a_number_the_question_already_gives_is_no_answer():
+    q = "What speedup does it get for 4096 tokens?"
+    assert not states_quantity("The speedup grows with 4096 tokens.", {"speedup"}, q, window=5)
+    assert states_quantity("A 2.1x speedup at 4096 tokens.", {"speedup"}, q, window=5)
+
+
+def test_a_quantity_clause_is_judged_on_its_own(judge):
+    """The second clause of a two-part question must not dilute the number the first part asks for."""
+    q = "How many continuous-control tasks does MR.Q match baselines on, and what does MR.Q represent?"
+    assert answerability(q, [Hit(RL, 1.0), Hit(CEL, 0.5)], judge)[0] > 0.3
+
+
+def test_the_size_of_a_named_thing_is_a_count_stated_next_to_it():
+    q = "How big is the PairSet dataset?"
+    heads = quantity_heads(q)
+    assert {"pairset", "dataset", "size"} <= heads
+    assert states_quantity(
+        "We curate a dataset, PairSet, of 15k contrastive image pairs.", heads, q, window=5
+    )
+    assert not states_quantity(
+        "PairSet is curated with an LLM. It improves accuracy by 3%.", heads, q, window=3
+    )
+    # names that start like a preposition are names; the capture ends before a clause or a comparison
+    assert "ontonot" in quantity_heads("How big is the OntoNotes corpus?")
+    assert "office-hom" in quantity_heads("How big is the Office-Home dataset?")
+    assert "train" not in quantity_heads("How large are the models they train?")
+    assert "ppo" not in quantity_heads("How large is the gap between PPO and DPO?")
+    assert quantity_heads("How big is it relative to other models?") == quantity_heads("How big is it?")
+
+
+def test_a_count_stands_before_what_it_counts():
+    q = "How many adaptors per client do they use?"
+    heads = quantity_heads(q)
+    assert heads == {"adaptor"}
+    assert states_quantity("Each client mixes 8 LoRA adaptors.", heads, q, window=5)
+    assert states_quantity("The number of adaptors: 4 per client.", heads, q, window=5)
+    # a number of something else per adaptor counts that something
+    assert not states_quantity("It learns only one number per adaptor.", heads, q, window=5)
+    # a value question keeps its window on both sides
+    v = "What accuracy does it reach?"
+    assert states_quantity("Accuracy rises to 93% on spleen data.", quantity_heads(v), v, window=5)
+
+
+def test_a_named_metric_needs_its_own_number_a_gain_the_places_number():
+    assert names_measure(set()) and names_measure(quantity_heads("What AP50 gains does it report on X?"))
+    assert not names_measure(quantity_heads("What inference speed does it report on ScanNet V2?"))
+    assert not names_measure(quantity_heads("What L2 error does it get on Burgers' equation?"))
