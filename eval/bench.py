@@ -61,6 +61,19 @@ def run_worker(name: str, args: dict, timeout: float | None = None) -> dict:
 # ------------------------------------------------------------------ orchestration
 
 
+def filled_collection(settings: dict) -> dict:
+    """These settings, reading the conference's collection when that is the one an existing index
+    holds (`rag ingest --conference` writes it) and the default one is empty."""
+    from rag.index import Index
+    from rag.settings import Settings
+
+    s = Settings(**settings)
+    if s.collection == s.conference_collection or Index(s).count():
+        return settings
+    conf = s.model_copy(update={"collection": s.conference_collection})
+    return dict(settings, collection=conf.collection) if Index(conf).count() else settings
+
+
 def main(
     corpus: str | Path | None = None,
     out: Path | str = "eval/out/bench",
@@ -180,10 +193,9 @@ def main(
                         "papers": {"corpus": corpus, "sample": sample},
                     },
                 )
-            say(f"   retrieval latency at scale ({big})")
-            res["retrieval"]["large"] = run_worker(
-                "retrieval", dict(rq, settings=dict(base, data_dir=str(big)))
-            )
+            large = filled_collection(dict(base, data_dir=str(big)))
+            say(f"   retrieval latency at scale ({big}, collection {large['collection']})")
+            res["retrieval"]["large"] = run_worker("retrieval", dict(rq, settings=large))
 
         # 3 + 4 + 5b. generation, end-to-end, serving RSS
         say("3-4. generation vs bare generate, end-to-end vs llama-index baseline (loads the LLM)")

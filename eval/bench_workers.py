@@ -203,6 +203,7 @@ def w_retrieval(a: dict) -> dict:
     queries = _queries(a)
     reps = a.get("repeats", 2)
     engine = Engine(s)
+    engine.index.require()  # an empty index is a clear error, not a BM25 crash over no chunks
     papers, chunks = engine.index.paper_count(), engine.index.count()
     t0 = time.perf_counter()
     engine.retriever.bm25()  # build/load the BM25 side outside the timed loop

@@ -182,3 +182,24 @@ def test_real_serve_worker_times_the_engines_own_prompt(seed_data_dir):
     assert g["engine"]["prompt_tokens"] == g["bare"]["prompt_tokens"] > 50  # the same prompt both ways
     assert g["engine"]["new_tokens"] > 0 and out["generation"]["ratio_tokens_per_s"] > 0
     assert out["end_to_end"]["engine"][0]["total_s"] > 0 and out["serving_peak_rss_mb"] > 100
+
+
+def test_the_scale_index_is_read_from_the_collection_that_holds_it(tmp_path, fake_embedder, tiny_papers):
+    """`rag ingest --conference` fills the conference's collection: the bench times that one, not the
+    empty default (whose BM25 side once crashed over no chunks)."""
+    from rag.index import Index
+    from tests.conftest import make_settings
+
+    d = tmp_path / "data"
+    empty = {"data_dir": str(d)}
+    assert bench.filled_collection(empty) == empty  # nothing anywhere: as given (the worker says so)
+    conf = make_settings(d)
+    conf = conf.model_copy(update={"collection": conf.conference_collection})
+    Index(conf, create=True).ingest(tiny_papers, fake_embedder, progress=False)
+    assert bench.filled_collection(empty) == dict(empty, collection=conf.conference_collection)
+    # a filled default collection, or one named, is kept
+    Index(make_settings(d), create=True).ingest(tiny_papers, fake_embedder, progress=False)
+    assert bench.filled_collection(empty) == empty
+    assert bench.filled_collection(dict(empty, collection=conf.conference_collection))["collection"] == (
+        conf.conference_collection
+    )
