@@ -29,27 +29,45 @@ _INTRODUCED = re.compile(
 )
 
 # "…, visium or xenium?": the options a question asks the sources to choose between (1-3 words each,
-# ending the question); "or not", "or both" offer no option of their own
+# after a comma, colon, parenthesis or spaced dash, ending the question)
 _CHOICE = re.compile(
-    r"[,:;(\-–—]\s*(?:is it |was it |the )?((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s+or\s+(?:the )?"
-    r"((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s*\)?\s*\?\s*$",
+    r"(?:[,:;(]|\s[\-–—])\s*((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s+or\s+((?:[\w.+\-]+\s){0,2}[\w.+\-]+)\s*\)?\s*\?\s*$",
     re.I,
 )
-_NO_OPTION = frozenset("not both neither either none otherwise something else other others".split())
+# Offers that are no closed choice of names: "or not", "yes or no", "true or false", "or both"
+_NO_OPTION = frozenset(
+    "not both neither either none otherwise something else other others yes no true false correct incorrect "
+    "right wrong".split()
+)
+# Examples ("e.g. Adam or SGD", "like A or B"): any answer may name something else
+_EXAMPLES = re.compile(r"^(?:e\.?g|i\.?e|such as|like|for example|for instance|say)\b", re.I)
+_ITEM_BEFORE = re.compile(r"([\w.+\-]+)\s*,\s*$")
 
 
-def choice_options(question: str) -> list[str]:
-    """The options a question ends by offering ("…, visium or xenium?" -> ["visium", "xenium"]); none
-    when either side is only function words or a non-option ("or not")."""
+def choice_options(question: str) -> list[list[str]]:
+    """The options a question ends by offering, each as its words without function words
+    ("…, visium or xenium?" -> [["visium"], ["xenium"]]); in "GPT-4, Claude or Gemini?" the item before
+    the comma is one too. None for a non-option ("or not", "yes or no"), examples, or numbers."""
     m = _CHOICE.search(question)
     if not m:
         return []
-    opts = [" ".join(g.split()).strip(".-") for g in m.groups()]
-    for o in opts:
-        words = o.lower().split()
-        if not o or all(w in stopwords() or w in _NO_OPTION for w in words) or words[-1] in _NO_OPTION:
+    groups = list(m.groups())
+    before = _ITEM_BEFORE.search(question[: m.start(1)])
+    if before:  # "beat GPT-4, Claude or Gemini": a list; "the data from, visium or …": no option
+        groups.insert(0, before.group(1))
+    opts = []
+    for g in groups:
+        if _EXAMPLES.search(g):
             return []
-    return opts
+        words = [w.strip(".-") for w in g.split()]
+        if any(w.lower() in _NO_OPTION for w in words):
+            return []
+        words = [w for w in words if w and w.lower() not in stopwords()]
+        if words and words[0][0].isdigit():
+            return []  # "2x or 10x?": any stated number answers
+        if words:
+            opts.append(words)
+    return opts if len(opts) >= 2 else []
 
 
 def entity_heads(question: str) -> list[str]:

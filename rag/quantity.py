@@ -108,9 +108,6 @@ _COUNTS_PAPERS = re.compile(
 )
 
 
-_HOW_MANY = re.compile(r"\bhow many\b", re.I)
-
-
 def asks_quantity(question: str) -> bool:
     """The question wants a number an abstract states: a count, a size, or a measured value (not a
     count of papers, which the lister gives)."""
@@ -145,7 +142,7 @@ def quantity_heads(question: str) -> set[str]:
 
 
 # Words of a value question that ask how much better, not what is measured
-_GENERIC_METRICS = frozenset({"gain", "improv", "reduct", "save", "increas", "boost", "perform", "result"})
+_GENERIC_METRICS = frozenset({"gain", "improv", "reduct", "save", "increas", "boost"})
 
 
 def names_measure(heads: set[str]) -> bool:
@@ -206,11 +203,24 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     if not heads:
         return bool(nums)
     at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
-    if _HOW_MANY.search(given):
-        # a count stands before what it counts ("8 LoRA adaptors"), or just after it ("adaptors: 8");
-        # "one number per adaptor" counts numbers
-        low = [t.lower() for t in toks]
-        return any(
-            (0 < j - i <= window and "per" not in low[i + 1 : j]) or 0 < i - j <= 2 for i in nums for j in at
-        )
-    return any(abs(i - j) <= window for i in nums for j in at)
+    counted = _counted(given)
+    low = [t.lower() for t in toks]
+
+    def counts_other(i: int, j: int) -> bool:
+        # "one number per adaptor" counts numbers, not the adaptors a "how many" asks for
+        return i < j and "per" in low[i + 1 : j] and _norm(toks[j]) in counted
+
+    return any(abs(i - j) <= window and not counts_other(i, j) for i in nums for j in at)
+
+
+@functools.lru_cache(maxsize=64)
+def _counted(question: str) -> frozenset[str]:
+    """The heads a "how many" phrase counts ("how many adaptors per client" -> {"adaptor"})."""
+    out = set()
+    for m in _QUANTITY_NOUN.finditer(question):
+        if m.group(1):
+            words = [
+                w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", m.group(1)) if w.lower() not in stopwords()
+            ]
+            out |= {_norm(words[-1])} if words else set()
+    return frozenset(out)

@@ -100,7 +100,7 @@ def answerability(
     the paper asked about is on a swapped variant of what the question names (rag.names.swapped_variant;
     `variant_share`, None: not checked), or code is asked for and that paper states no release; for
     "which paper" questions, the IDF-weighted share of the described words the best abstract covers;
-    for quantity questions, the best evidence sentence that states a new number next to the thing asked (rag.answer_type); zero for questions
+    for quantity questions, the best evidence sentence that states a new number next to the thing asked (rag.quantity); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
     the best sentence-level relevance.
 
@@ -126,9 +126,9 @@ def answerability(
     if len(terms) > 1 and not several and not any(all(mentions(x, t) for t in terms) for x in texts):
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
     # "…, visium or xenium?": an answer picks an option some source names
-    options = choice_options(own)
-    if options and not any(mentions(x, flatten(o)) for x in texts for o in options):
-        return 0.0, NEVER_MENTIONED + " or ".join(options)
+    options = choice_options(own)  # an option counts as named when a source names any of its words
+    if options and not any(mentions(x, flatten(w)) for x in texts for o in options for w in o):
+        return 0.0, NEVER_MENTIONED + " or ".join(" ".join(o) for o in options)
     about = term_focus(question, hits)
     which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]

@@ -131,11 +131,20 @@ def test_states_code_reads_a_release(sentence, states):
 @pytest.mark.parametrize(
     "question, options",
     [
-        ("Which platform was the data from, visium or xenium?", ["visium", "xenium"]),
-        ("Which is faster: PPO or DPO?", ["PPO", "DPO"]),
-        ("Was it trained on ImageNet (full or subset)?", ["full", "subset"]),
+        ("Which platform was the data from, visium or xenium?", [["visium"], ["xenium"]]),
+        ("Which is faster: PPO or DPO?", [["PPO"], ["DPO"]]),
+        ("Was it trained on ImageNet (full or subset)?", [["full"], ["subset"]]),
+        ("Which backbone - a ViT or a CNN?", [["ViT"], ["CNN"]]),  # articles are no option's word
+        ("Does it beat GPT-4, Claude or Gemini?", [["GPT-4"], ["Claude"], ["Gemini"]]),  # a list of three
+        ("Which sampler, DDPM or DDIM sampling?", [["sampler"], ["DDPM"], ["DDIM", "sampling"]]),
         ("Does it work on images, or not?", []),
+        ("Is the claim proven, true or false?", []),
+        ("Is it right, yes or no?", []),
         ("Is it tested on ImageNet, CIFAR-10 or both?", []),
+        ("Which optimizer (e.g. Adam or SGD)?", []),  # examples: any optimizer answers
+        ("Which platform, like Visium or Xenium?", []),
+        ("What is the speedup: 2x or 10x?", []),  # any stated number answers
+        ("Does it use a ViT-B or ViT-L backbone?", []),  # a hyphen inside a name separates nothing
         ("Is the method supervised or unsupervised?", []),  # no offer set apart: a plain question
         ("What does Celcomen do?", []),
     ],
@@ -148,5 +157,6 @@ def test_a_choice_between_options_no_source_names_is_refused(judge):
     hits = [Hit(CEL, 1.0), Hit(RL, 0.5)]
     score, why = answerability("Celcomen: which tissue was it validated on, liver or kidney?", hits, judge)
     assert score == 0.0 and why.endswith("never mention liver or kidney")
-    # one option a source names is enough to answer (and say which)
+    # one option a source names is enough to answer (and say which), by any of its words
     assert answerability("Celcomen: which tissue was it validated on, liver or spleen?", hits, judge)[0] > 0
+    assert answerability("Celcomen: which data, liver or fetal spleen data?", hits, judge)[0] > 0

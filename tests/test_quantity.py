@@ -11,7 +11,7 @@ from rag.quantity import (
     states_quantity,
 )
 from rag.question import answerability
-from rag.types import Hit
+from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
 
 
@@ -109,10 +109,11 @@ def test_a_count_stands_before_what_it_counts():
     assert heads == {"adaptor"}
     assert states_quantity("Each client mixes 8 LoRA adaptors.", heads, q, window=5)
     assert states_quantity("The number of adaptors: 4 per client.", heads, q, window=5)
+    assert states_quantity("The number of LoRA adaptors K is set to 8.", heads, q, window=5)
     # a number of something else per adaptor counts that something
     assert not states_quantity("It learns only one number per adaptor.", heads, q, window=5)
-    # a value question keeps its window on both sides
-    v = "What accuracy does it reach?"
+    # a value asked beside a count keeps its window on both sides
+    v = "How many GPUs does it use, and what accuracy does it reach?"
     assert states_quantity("Accuracy rises to 93% on spleen data.", quantity_heads(v), v, window=5)
 
 
@@ -120,3 +121,18 @@ def test_a_named_metric_needs_its_own_number_a_gain_the_places_number():
     assert names_measure(set()) and names_measure(quantity_heads("What AP50 gains does it report on X?"))
     assert not names_measure(quantity_heads("What inference speed does it report on ScanNet V2?"))
     assert not names_measure(quantity_heads("What L2 error does it get on Burgers' equation?"))
+
+
+def test_a_named_metric_is_refused_when_only_the_dataset_has_a_number(judge):
+    det = Paper(
+        "P9",
+        "DEST is a state space model for 3D object detection. On ScanNet V2 it gains +5.3 AP50 over "
+        "GroupFree, and it runs on point clouds.",
+        "d.txt",
+        0,
+        title="DEST",
+    )
+    hits = [Hit(det, 1.0)]
+    score, why = answerability("What inference speed does DEST report on ScanNet V2?", hits, judge)
+    assert score == 0.0 and why.endswith("inference speed")
+    assert answerability("What AP50 gains does DEST report on ScanNet V2?", hits, judge)[0] > 0.3
