@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from eval import metrics as M
 from eval.calibrate import ENGINE_MODES, calibration_section, features
+from eval.gate import CopyingLLM
 from eval.rows import _pd, base_row, history_msgs, retrieval_query  # noqa: F401 (retrieval_query re-exported)
 from rag.corpus import iter_jsonl
 from rag.errors import UserError
@@ -347,7 +348,7 @@ def config_section(
         "models": {
             "embedder": engine.embedder.name,
             "llm": llm,
-            "int8": s.int8,
+            "int8": s.int8 and not isinstance(engine._llm, CopyingLLM),
             "baseline": baseline.describe() if baseline else None,
         },
         "top_k": s.top_k,

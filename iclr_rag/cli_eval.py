@@ -39,6 +39,14 @@ def eval_cmd(
     depth: Annotated[int | None, typer.Option(min=1, help="Ranking depth recorded per question.")] = None,
     no_plots: Annotated[bool, typer.Option("--no-plots", help="Skip the PNG plots.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Reuse this index folder.")] = None,
+    gate_only: Annotated[
+        bool,
+        typer.Option(
+            "--gate-only",
+            help="No model: a stand-in copies the first evidence sentence, so refusals, shapes and "
+            "citations are the rules' alone (to compare code versions; fast, the same on every CPU).",
+        ),
+    ] = False,
     *,
     settings: Settings,
 ):
@@ -47,6 +55,10 @@ def eval_cmd(
     import eval.run
 
     extra = {"depth": depth} if depth else {}
+    if gate_only:
+        from eval.gate import CopyingLLM
+
+        extra["llm"] = CopyingLLM()
     rep = eval.run.main(
         questions,
         corpus,
