@@ -116,6 +116,15 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY.search(question) or _VALUE.search(question))
 
 
+def _plural_acronym(word: str) -> set[str]:
+    """A counted word's stems: "GPUs" also as "GPU" (the stemmer leaves an acronym's plural alone, and
+    "a single GPU" counts GPUs)."""
+    out = {_norm(word)}
+    if len(word) > 2 and word[-1] == "s" and word[:-1].isupper():
+        out.add(_norm(word[:-1]))
+    return out
+
+
 def quantity_heads(question: str) -> set[str]:
     """Stemmed words naming what a quantity question counts or measures: "how many GPU hours" ->
     {"hour"}; "what AP50 gains ...?" -> the metric's words and their synonyms."""
@@ -124,7 +133,7 @@ def quantity_heads(question: str) -> set[str]:
         phrase = next(g for g in m.groups() if g)
         words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
         if words:
-            heads.add(_norm(words[-1]))
+            heads |= _plural_acronym(words[-1])
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
@@ -176,7 +185,8 @@ def quantity_phrase(question: str) -> str | None:
 
 _NUMBER = re.compile(r"\d[\d.,]*(?:-\d[\d.,]*)?(?:%|x|×|k|K|M|B)?")
 _NUMBER_WORD = re.compile(
-    r"one|two|three|four|five|six|seven|eight|nine|ten|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|"
+    r"(?:twen|thir|for|fif|six|seven|eigh|nine)ty|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
     r"\w+fold|single|(?:sub|super)?linear|quadratic|cubic|exponential|logarithmic|polynomial",  # orders of growth
     re.I,
 )
@@ -222,5 +232,5 @@ def _counted(question: str) -> frozenset[str]:
             words = [
                 w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", m.group(1)) if w.lower() not in stopwords()
             ]
-            out |= {_norm(words[-1])} if words else set()
+            out |= _plural_acronym(words[-1]) if words else set()
     return frozenset(out)

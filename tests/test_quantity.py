@@ -136,3 +136,13 @@ def test_a_named_metric_is_refused_when_only_the_dataset_has_a_number(judge):
     score, why = answerability("What inference speed does DEST report on ScanNet V2?", hits, judge)
     assert score == 0.0 and why.endswith("inference speed")
     assert answerability("What AP50 gains does DEST report on ScanNet V2?", hits, judge)[0] > 0.3
+
+
+def test_an_acronyms_plural_and_spelled_out_counts_are_counts():
+    q = "How many GPUs does it train on?"
+    heads = quantity_heads(q)
+    assert {"gpus", "gpu"} <= heads
+    assert states_quantity("It trains on a single GPU in a day.", heads, q, window=5)
+    a = "How many adaptors does each client use?"
+    assert states_quantity("Each client mixes twelve different adaptors.", quantity_heads(a), a, window=5)
+    assert not states_quantity("Each client mixes different adaptors.", quantity_heads(a), a, window=5)
