@@ -70,8 +70,8 @@ def filled_collection(settings: dict) -> dict:
     s = Settings(**settings)
     if s.collection == s.conference_collection or Index(s).count():
         return settings
-    conf = s.model_copy(update={"collection": s.conference_collection})
-    return dict(settings, collection=conf.collection) if Index(conf).count() else settings
+    conf = dict(settings, collection=s.conference_collection)
+    return conf if Index(Settings(**conf)).count() else settings
 
 
 def main(

@@ -116,9 +116,13 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY.search(question) or _VALUE.search(question))
 
 
-def _plural_acronym(word: str) -> set[str]:
-    """A counted word's stems: "GPUs" also as "GPU" (the stemmer leaves an acronym's plural alone, and
-    "a single GPU" counts GPUs)."""
+def _phrase_head(phrase: str) -> set[str]:
+    """Stems of a counted phrase's last content word: "GPU hours" -> {"hour"}; an acronym's plural also
+    as its singular ("GPUs" -> "gpus", "gpu": the stemmer leaves it alone, and "a single GPU" counts GPUs)."""
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
+    if not words:
+        return set()
+    word = words[-1]
     out = {_norm(word)}
     if len(word) > 2 and word[-1] == "s" and word[:-1].isupper():
         out.add(_norm(word[:-1]))
@@ -131,9 +135,7 @@ def quantity_heads(question: str) -> set[str]:
     heads = set()
     for m in _QUANTITY_NOUN.finditer(question):
         phrase = next(g for g in m.groups() if g)
-        words = [w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", phrase) if w.lower() not in stopwords()]
-        if words:
-            heads |= _plural_acronym(words[-1])
+        heads |= _phrase_head(phrase)
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
@@ -226,11 +228,6 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
 @functools.lru_cache(maxsize=64)
 def _counted(question: str) -> frozenset[str]:
     """The heads a "how many" phrase counts ("how many adaptors per client" -> {"adaptor"})."""
-    out = set()
-    for m in _QUANTITY_NOUN.finditer(question):
-        if m.group(1):
-            words = [
-                w for w in re.findall(r"[A-Za-z][A-Za-z\-]*", m.group(1)) if w.lower() not in stopwords()
-            ]
-            out |= _plural_acronym(words[-1]) if words else set()
-    return frozenset(out)
+    return frozenset(
+        h for m in _QUANTITY_NOUN.finditer(question) if m.group(1) for h in _phrase_head(m.group(1))
+    )
