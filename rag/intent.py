@@ -80,9 +80,13 @@ def described(question: str) -> str:
 # ------------------------------------------------------------------ conversation: does it lean on history?
 
 _ORDINAL = {"first": 0, "second": 1, "third": 2}
+# "the first one", "the latter", "going back to the first paper,"; not an ordinal of something else
+# ("for the first time", "the first stage", "the previous state of the art", "the other baselines")
 _REFERS_BACK = re.compile(
     r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"
-    r"(?:\s+(?:one|paper|work|method|model|approach|question|study))?",
+    r"(?:\s+(?:one|paper|work|method|model|approach|question|study|answer)\b|'s\b|(?=\s*(?:[,.;:?!)]|$))|"
+    r"(?=\s+(?:is|was|does|did|do|says?|said|uses?|used|proposes?|proposed|reports?|reported|claims?|finds?|"
+    r"found|shows?|showed)\b))",
     re.I,
 )
 # "that paper", "this method", "those thoughts": an explicit pointer to an earlier turn ("these"/"those"

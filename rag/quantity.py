@@ -22,7 +22,8 @@ _QUANTITY = re.compile(
 # the evidence sentence that states the number must name it.
 _QUANTITY_NOUN = re.compile(
     r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
-    r"will|in|of|for|on|to|per|were|the|it|they)\b|[?,.;]|$)|"
+    r"will|should|must|in|of|for|on|to|per|at|by|with|from|over|under|across|between|among|into|than|as|"
+    r"before|after|until|while|when|where|that|which|if|the|it|they|we|you|there)\b|[?,.;]|$)|"
     r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
     r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
     r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",

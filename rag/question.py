@@ -60,14 +60,38 @@ def check_question(question: str, max_chars: int) -> str:
     return " ".join(validate_question(question, max_chars).split())
 
 
+def _term_pattern(terms: set[str]) -> str:
+    return "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+
+
+def alternatives(question: str, terms: set[str]) -> list[set[str]]:
+    """The named terms grouped by "or": "PickScore or HPSv2", "A, B or C" offer one thing to find, not
+    several; every other term is a group of its own."""
+    group = {t: {t} for t in terms}
+    if len(terms) > 1:
+        alt = _term_pattern(terms)
+        for m in re.finditer(
+            rf"(?:{alt})(?:\s*,\s*(?:{alt}))*\s*,?\s+or\s+(?:the\s+)?(?:{alt})", question, re.I
+        ):
+            found = {t for t in terms if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", m.group(0), re.I)}
+            merged = set().union(*(group[t] for t in found))
+            for t in merged:
+                group[t] = merged
+    return list({id(g): g for g in group.values()}.values())
+
+
 def _joined(question: str, terms: set[str]) -> bool:
-    """Whether two of the named terms stand joined ("A and B", "A vs. B", "A, B")."""
+    """Whether two of the named terms stand joined as two subjects ("A and B", "A vs. B", "A, B"), not
+    as options of one ("A or B")."""
     if len(terms) < 2:
         return False
-    alt = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-    return bool(
-        re.search(rf"(?:{alt})\W*\s*(?:,|and|&|or|vs\.?|versus)\s+(?:the\s+)?(?:{alt})", question, re.I)
-    )
+    alt = _term_pattern(terms)
+    same = {frozenset(g) for g in alternatives(question, terms)}
+    for m in re.finditer(rf"({alt})\W*\s*(,|and|&|vs\.?|versus)\s+(?:the\s+)?(?=({alt}))", question, re.I):
+        a, b = m.group(1).lower(), m.group(3).lower()
+        if not any(a in g and b in g for g in same):
+            return True
+    return False
 
 
 def _source_texts(hits: list[Hit]) -> list[str]:
@@ -123,7 +147,13 @@ def answerability(
         if asks_quantity(own)
         else _COMPARE.search(own) or " and " in own
     )
-    if len(terms) > 1 and not several and not any(all(mentions(x, t) for t in terms) for x in texts):
+    # … with one option of each "A or B" in that paper
+    groups = alternatives(own, terms)
+    if (
+        len(groups) > 1
+        and not several
+        and not any(all(any(mentions(x, t) for t in g) for g in groups) for x in texts)
+    ):
         return 0.0, NOT_IN_ONE + ", ".join(sorted(terms))
     # "…, visium or xenium?": an answer picks an option some source names
     options = choice_options(own)  # an option counts as named when a source names any of its words

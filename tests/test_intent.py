@@ -49,6 +49,16 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("In the first one, what data was used?", ["What does Celcomen do?", "What does EvoGen do?"], 0),
         ("Going back to the first paper, who benefits?", ["A?", "B?", "C?"], 0),
         ("What did the second one find?", ["A?", "B?", "C?"], 1),
+        ("And the latter?", ["What does Celcomen do?", "What does EvoGen do?"], 1),
+        ("What did the former report?", ["What does Celcomen do?", "What does EvoGen do?"], 0),
+        # an ordinal of something else is no pointer to a turn: the question names its own subject
+        (
+            "OK, different topic: the paper on bandits with delays - what do they prove for the first time?",
+            ["What does EvoGen do?"],
+            None,
+        ),
+        ("Which paper beats the previous state of the art on ImageNet?", ["What does EvoGen do?"], None),
+        ("What happens in the first stage of MR.Q training?", ["What does EvoGen do?"], None),
         ("Datasets used?", ["What does Celcomen do?"], 0),
         ("What does Celcomen do?", [], None),
         ("And what does Topograph do for segmentation?", ["What does EvoGen do?"], None),  # new subject

@@ -36,6 +36,9 @@ def test_questions_wanting_a_number(question, wants):
 
 def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
     assert quantity_heads("How many cell images were used?") == {"imag"}
+    # the counted noun ends where a preposition or a clause starts
+    assert quantity_heads("How many task vectors before quality collapses?") == {"vector"}
+    assert quantity_heads("How many tokens until it converges?") == {"token"}
     heads = quantity_heads("What AP50 gains does DEST report on ScanNet V2?")
     assert {"ap50", "gain", "improv"} <= heads and "dest" not in heads  # metric and synonym, not the method
     assert measured_on("What AP50 gains does DEST report on ScanNet V2?") == " on ScanNet V2?"

@@ -6,6 +6,8 @@ import pytest
 from rag.quantity import quantity_heads
 from rag.question import (
     _absent_runs,
+    _joined,
+    alternatives,
     answerability,
     focus,
     idf_coverage,
@@ -162,6 +164,26 @@ def test_a_number_is_one_papers_so_its_names_must_share_an_abstract(judge):
     # two names joined, or an explicit comparison, may span papers
     assert answerability("How many tasks do Celcomen and MR.Q report?", hits, judge)[0] > 0
     assert answerability("Compare the accuracy of Celcomen and MR.Q.", hits, judge)[0] > 0
+
+
+def test_options_joined_by_or_are_one_thing_to_find_in_the_papers_abstract(judge):
+    foo = Paper(
+        "P3", "We present FooNet, a policy trained with PPO on Atari games.", "b.txt", 0, title="FooNet"
+    )
+    dpo = Paper("P4", "We align chat models with DPO on preference pairs.", "b.txt", 1, title="Aligning chat")
+    # "A or B" offers options: one of them in the asked paper's abstract is enough ...
+    assert answerability("Is FooNet trained with PPO or DPO?", [Hit(foo, 1.0), Hit(dpo, 0.5)], judge)[0] > 0
+    # ... but an option only another paper names is no answer about this one
+    hits = [Hit(CEL, 1.0), Hit(RL, 0.5), Hit(dpo, 0.4)]
+    score, why = answerability("How much does Celcomen improve MR.Q or DPO accuracy?", hits, judge)
+    assert score == 0.0 and "no single source" in why
+    assert alternatives("Does X beat TD-MPC2, DreamerV3 or PPO?", {"x", "td-mpc2", "dreamerv3", "ppo"}) in (
+        [{"x"}, {"td-mpc2", "dreamerv3", "ppo"}],
+        [{"td-mpc2", "dreamerv3", "ppo"}, {"x"}],
+    )
+    # options are not two subjects: joined by "or" they don't make a comparison of papers
+    assert not _joined("How much does X improve A or B?", {"x", "a", "b"})
+    assert _joined("How many tasks do A and B report?", {"a", "b"})
 
 
 def test_a_kind_of_data_no_source_mentions_is_refused(judge):
