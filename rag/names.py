@@ -131,6 +131,40 @@ def _mentions(text: str, term: str) -> bool:
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])")
 
 
+def _term_pattern(terms: set[str]) -> str:
+    return "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+
+
+def alternatives(question: str, terms: set[str]) -> list[set[str]]:
+    """The named terms grouped by "or": "PickScore or HPSv2", "A, B or C" offer one thing to find, not
+    several; every other term is a group of its own."""
+    group = {t: {t} for t in terms}
+    if len(terms) > 1:
+        alt = _term_pattern(terms)
+        for m in re.finditer(
+            rf"(?:{alt})(?:\s*,\s*(?:{alt}))*\s*,?\s+or\s+(?:the\s+)?(?:{alt})", question, re.I
+        ):
+            found = {t for t in terms if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", m.group(0), re.I)}
+            merged = set().union(*(group[t] for t in found))
+            for t in merged:
+                group[t] = merged
+    return list({id(g): g for g in group.values()}.values())
+
+
+def joined(question: str, terms: set[str]) -> bool:
+    """Whether two of the named terms stand joined as two subjects ("A and B", "A vs. B", "A, B"), not
+    as options of one ("A or B")."""
+    if len(terms) < 2:
+        return False
+    alt = _term_pattern(terms)
+    same = {frozenset(g) for g in alternatives(question, terms)}
+    for m in re.finditer(rf"({alt})\W*\s*(,|and|&|vs\.?|versus)\s+(?:the\s+)?(?=({alt}))", question, re.I):
+        a, b = m.group(1).lower(), m.group(3).lower()
+        if not any(a in g and b in g for g in same):
+            return True
+    return False
+
+
 def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, str] | None:
     """(asked, found) when the question, written in the text's own words (at least `min_share` of its
     content words), names a hyphenated compound the text never uses while the text has the same

@@ -15,7 +15,16 @@ import numpy as np
 from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity
 from rag.cite import Judge, _norm, content_words, flatten, stopwords
 from rag.hygiene import validate_question
-from rag.names import _QWORDS, domain_words, domains, mentions, named_terms, swapped_variant
+from rag.names import (
+    _QWORDS,
+    alternatives,
+    domain_words,
+    domains,
+    joined,
+    mentions,
+    named_terms,
+    swapped_variant,
+)
 from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
 from rag.quantity import (
     asks_quantity,
@@ -58,40 +67,6 @@ def check_question(question: str, max_chars: int) -> str:
     """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
     UserError saying what to fix."""
     return " ".join(validate_question(question, max_chars).split())
-
-
-def _term_pattern(terms: set[str]) -> str:
-    return "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-
-
-def alternatives(question: str, terms: set[str]) -> list[set[str]]:
-    """The named terms grouped by "or": "PickScore or HPSv2", "A, B or C" offer one thing to find, not
-    several; every other term is a group of its own."""
-    group = {t: {t} for t in terms}
-    if len(terms) > 1:
-        alt = _term_pattern(terms)
-        for m in re.finditer(
-            rf"(?:{alt})(?:\s*,\s*(?:{alt}))*\s*,?\s+or\s+(?:the\s+)?(?:{alt})", question, re.I
-        ):
-            found = {t for t in terms if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", m.group(0), re.I)}
-            merged = set().union(*(group[t] for t in found))
-            for t in merged:
-                group[t] = merged
-    return list({id(g): g for g in group.values()}.values())
-
-
-def _joined(question: str, terms: set[str]) -> bool:
-    """Whether two of the named terms stand joined as two subjects ("A and B", "A vs. B", "A, B"), not
-    as options of one ("A or B")."""
-    if len(terms) < 2:
-        return False
-    alt = _term_pattern(terms)
-    same = {frozenset(g) for g in alternatives(question, terms)}
-    for m in re.finditer(rf"({alt})\W*\s*(,|and|&|vs\.?|versus)\s+(?:the\s+)?(?=({alt}))", question, re.I):
-        a, b = m.group(1).lower(), m.group(3).lower()
-        if not any(a in g and b in g for g in same):
-            return True
-    return False
 
 
 def _source_texts(hits: list[Hit]) -> list[str]:
@@ -143,7 +118,7 @@ def answerability(
     # abstract, so "what accuracy does X reach compared with DeiT-S, and on which datasets?" compares
     # only when it says "Compare A and B" or joins two of the names
     several = (
-        _BROAD_COMPARE.search(own) or _joined(own, terms)
+        _BROAD_COMPARE.search(own) or joined(own, terms)
         if asks_quantity(own)
         else _COMPARE.search(own) or " and " in own
     )

@@ -75,3 +75,15 @@ def test_domain_words_keeps_the_users_word_for_each_kind():
         "finance": "stock",
     }
     assert domain_words("planning for autonomous driving") == {"vehicles": "autonomous driving"}
+
+
+def test_options_joined_by_or_are_one_group_and_no_two_subjects():
+    from rag.names import alternatives, joined
+
+    assert alternatives("Does X beat TD-MPC2, DreamerV3 or PPO?", {"x", "td-mpc2", "dreamerv3", "ppo"}) in (
+        [{"x"}, {"td-mpc2", "dreamerv3", "ppo"}],
+        [{"td-mpc2", "dreamerv3", "ppo"}, {"x"}],
+    )
+    # options are not two subjects: joined by "or" they don't make a comparison of papers
+    assert not joined("How much does X improve A or B?", {"x", "a", "b"})
+    assert joined("How many tasks do A and B report?", {"a", "b"})
