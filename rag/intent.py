@@ -80,13 +80,17 @@ def described(question: str) -> str:
 # ------------------------------------------------------------------ conversation: does it lean on history?
 
 _ORDINAL = {"first": 0, "second": 1, "third": 2}
-# "the first one", "the latter", "going back to the first paper,"; not an ordinal of something else
+# "the first one", "the latter", "does the second handle video?"; not an ordinal of something else
 # ("for the first time", "the first stage", "the previous state of the art", "the other baselines")
+_NOT_A_TURN = (
+    r"time|times|stage|stages|step|steps|state|layer|layers|half|place|round|rounds|phase|phases|epoch|epochs|"
+    r"iteration|iterations|token|tokens|term|terms|order|few|hand|way|ways|case|cases|baseline|baselines|"
+    r"sota|best|version|versions|year|years|attempt|attempts|part|parts|block|blocks|component|components|"
+    r"author|authors|generation|kind|type|types|half|end|side|direction|level|levels|task|tasks"
+)
 _REFERS_BACK = re.compile(
     r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"
-    r"(?:\s+(?:one|paper|work|method|model|approach|question|study|answer)\b|'s\b|(?=\s*(?:[,.;:?!)]|$))|"
-    r"(?=\s+(?:is|was|does|did|do|says?|said|uses?|used|proposes?|proposed|reports?|reported|claims?|finds?|"
-    r"found|shows?|showed)\b))",
+    rf"(?!\s+(?:{_NOT_A_TURN})\b)(?:\s+(?:one|paper|work|method|model|approach|question|study|answer)\b)?",
     re.I,
 )
 # "that paper", "this method", "those thoughts": an explicit pointer to an earlier turn ("these"/"those"

@@ -135,19 +135,26 @@ def _term_pattern(terms: set[str]) -> str:
     return "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
 
 
+# between two options: "A or B", "A, or B", "A or even B", "A/B", "A and/or B" (a bare comma lists, it
+# doesn't offer: "For MR.Q, PPO or DPO" keeps MR.Q apart)
+_OR = re.compile(r"\s*(?:,\s*)?(?:or|and/or)\s+(?:(?:even|maybe|perhaps|with|the|a|an)\s+)*|\s*/\s*", re.I)
+
+
 def alternatives(question: str, terms: set[str]) -> list[set[str]]:
-    """The named terms grouped by "or": "PickScore or HPSv2", "A, B or C" offer one thing to find, not
+    """The named terms grouped by "or": "PickScore or HPSv2", "A or B or C" offer one thing to find, not
     several; every other term is a group of its own."""
     group = {t: {t} for t in terms}
     if len(terms) > 1:
-        alt = _term_pattern(terms)
-        for m in re.finditer(
-            rf"(?:{alt})(?:\s*,\s*(?:{alt}))*\s*,?\s+or\s+(?:the\s+)?(?:{alt})", question, re.I
-        ):
-            found = {t for t in terms if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", m.group(0), re.I)}
-            merged = set().union(*(group[t] for t in found))
-            for t in merged:
-                group[t] = merged
+        at = sorted(
+            (m.start(), m.end(), t)
+            for t in terms
+            for m in re.finditer(rf"(?<![\w-]){re.escape(t)}(?![\w-])", question, re.I)
+        )
+        for (_, end, a), (start, _, b) in zip(at, at[1:]):
+            if a != b and _OR.fullmatch(question[end:start]):
+                merged = group[a] | group[b]
+                for t in merged:
+                    group[t] = merged
     return list({id(g): g for g in group.values()}.values())
 
 

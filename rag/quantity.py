@@ -23,7 +23,7 @@ _QUANTITY = re.compile(
 _QUANTITY_NOUN = re.compile(
     r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
     r"will|should|must|in|of|for|on|to|per|at|by|with|from|over|under|across|between|among|into|than|as|"
-    r"before|after|until|while|when|where|that|which|if|the|it|they|we|you|there)\b|[?,.;]|$)|"
+    r"before|after|until|while|when|where|that|which|if|the|it|they|we|you|there|\w{3,}ed)\b|[?,.;]|$)|"
     r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
     r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
     r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
@@ -201,6 +201,20 @@ def _is_number(tok: str) -> bool:
     return tok.startswith(("O(", "$")) or bool(_NUMBER.fullmatch(tok) or _NUMBER_WORD.fullmatch(tok))
 
 
+_CARDINAL = re.compile(
+    r"\d[\d.,]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty",
+    re.I,
+)
+
+
+def _counts_fused(tok: str, counted: frozenset[str]) -> bool:
+    """ "12-layer", "thirty-two-layer", "7B-parameter": a cardinal fused to a noun a "how many" counts;
+    not "single-omics" nor "3-WL"."""
+    *count, noun = tok.split("-")
+    return bool(count) and all(_CARDINAL.fullmatch(c) for c in count) and _norm(noun) in counted
+
+
 @functools.lru_cache(maxsize=64)
 def _given_tokens(question: str) -> frozenset[str]:
     """The question's tokens, flattened: read once per question, not once per evidence sentence."""
@@ -215,8 +229,11 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
     if not heads:
         return bool(nums)
-    at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
     counted = _counted(given)
+    # "a 12-layer transformer" counts layers: a number fused to the very noun a "how many" asks about
+    if any(_counts_fused(t, counted) and flatten(t) not in have for t in toks):
+        return True
+    at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
     low = [t.lower() for t in toks]
 
     def counts_other(i: int, j: int) -> bool:

@@ -111,7 +111,8 @@ def answerability(
     texts = _source_texts(hits)
     own = asked or question
     terms = named_terms(own)
-    missing = sorted(t for t in terms if not any(mentions(x, t) for x in texts))
+    groups = alternatives(own, terms)  # "A or B": one of them named is enough
+    missing = sorted(t for g in groups if not any(mentions(x, t) for x in texts for t in g) for t in g)
     if missing:
         return 0.0, NEVER_MENTIONED + ", ".join(missing)
     # several names are one paper's unless the question compares papers; a number is stated by one
@@ -123,7 +124,6 @@ def answerability(
         else _COMPARE.search(own) or " and " in own
     )
     # … with one option of each "A or B" in that paper
-    groups = alternatives(own, terms)
     if (
         len(groups) > 1
         and not several

@@ -50,7 +50,10 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("Going back to the first paper, who benefits?", ["A?", "B?", "C?"], 0),
         ("What did the second one find?", ["A?", "B?", "C?"], 1),
         ("And the latter?", ["What does Celcomen do?", "What does EvoGen do?"], 1),
-        ("What did the former report?", ["What does Celcomen do?", "What does EvoGen do?"], 0),
+        ("What limitations does the latter have?", ["What does Celcomen do?", "What does EvoGen do?"], 1),
+        ("Can the second handle video?", ["A?", "B?", "C?"], 1),
+        ("Does the first outperform the second?", ["A?", "B?", "C?"], 0),  # the first pointer leads
+        ("What about the first’s limitations?", ["A?", "B?", "C?"], 0),
         # an ordinal of something else is no pointer to a turn: the question names its own subject
         (
             "OK, different topic: the paper on bandits with delays - what do they prove for the first time?",

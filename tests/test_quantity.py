@@ -38,7 +38,8 @@ def test_quantity_heads_hold_the_measured_thing_and_where_it_is_measured():
     assert quantity_heads("How many cell images were used?") == {"imag"}
     # the counted noun ends where a preposition or a clause starts
     assert quantity_heads("How many task vectors before quality collapses?") == {"vector"}
-    assert quantity_heads("How many tokens until it converges?") == {"token"}
+    assert quantity_heads("How many tokens until convergence?") == {"token"}
+    assert quantity_heads("How many images generated with SDXL were used?") == {"imag"}  # not the participle
     heads = quantity_heads("What AP50 gains does DEST report on ScanNet V2?")
     assert {"ap50", "gain", "improv"} <= heads and "dest" not in heads  # metric and synonym, not the method
     assert measured_on("What AP50 gains does DEST report on ScanNet V2?") == " on ScanNet V2?"
@@ -74,6 +75,26 @@ def test_an_adjective_says_what_is_measured_when_no_noun_does():
 )
 def test_a_number_must_stand_next_to_the_measured_thing(sentence, found):
     assert states_quantity(sentence, {"psnr"}, "What PSNR does it reach?", window=3) is found
+
+
+@pytest.mark.parametrize(
+    "sentence, found",
+    [
+        ("We train a 12-layer transformer on it.", True),  # a number fused to what it counts
+        ("A two-stage pipeline adds layers.", False),  # counts stages, and "layers" stands too far
+        ("Unlike the 3-WL test, it adds layers.", False),  # a test's name, not a count
+        ("It evaluates single-omics and multi-omics layers.", False),  # "single" counts no layers
+        ("A thirty-two-layer net.", True),
+    ],
+)
+def test_a_count_fused_to_its_noun_is_a_count(sentence, found):
+    assert states_quantity(sentence, {"layer"}, "How many layers does it use?", window=2) is found
+
+
+def test_a_fused_count_answers_only_the_noun_a_how_many_counts():
+    # "how long" measures time: "one-step" states no duration
+    assert not states_quantity("We propose a one-step method.", {"step", "time"}, "How long does it take?", 5)
+    assert states_quantity("A 7B-parameter model.", {"paramet"}, "How many parameters does it have?", 5)
 
 
 def test_a_number_the_question_already_gives_is_no_answer():

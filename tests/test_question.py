@@ -171,6 +171,9 @@ def test_options_joined_by_or_are_one_thing_to_find_in_the_papers_abstract(judge
     dpo = Paper("P4", "We align chat models with DPO on preference pairs.", "b.txt", 1, title="Aligning chat")
     # "A or B" offers options: one of them in the asked paper's abstract is enough ...
     assert answerability("Is FooNet trained with PPO or DPO?", [Hit(foo, 1.0), Hit(dpo, 0.5)], judge)[0] > 0
+    assert answerability("Is FooNet trained with PPO or DPO?", [Hit(foo, 1.0)], judge)[0] > 0
+    score, why = answerability("Is FooNet trained with GRPO or DPO?", [Hit(foo, 1.0)], judge)
+    assert score == 0.0 and "dpo" in why and "grpo" in why  # no option named at all
     # ... but an option only another paper names is no answer about this one
     hits = [Hit(CEL, 1.0), Hit(RL, 0.5), Hit(dpo, 0.4)]
     score, why = answerability("How much does Celcomen improve MR.Q or DPO accuracy?", hits, judge)
