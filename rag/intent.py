@@ -86,7 +86,7 @@ _NOT_A_TURN = (
     r"time|times|stage|stages|step|steps|state|layer|layers|half|place|round|rounds|phase|phases|epoch|epochs|"
     r"iteration|iterations|token|tokens|term|terms|order|few|hand|way|ways|case|cases|baseline|baselines|"
     r"sota|best|version|versions|year|years|attempt|attempts|part|parts|block|blocks|component|components|"
-    r"author|authors|generation|kind|type|types|half|end|side|direction|level|levels|task|tasks"
+    r"author|authors|generation|kind|type|types|end|side|direction|level|levels|task|tasks"
 )
 _REFERS_BACK = re.compile(
     r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"

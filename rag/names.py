@@ -131,10 +131,6 @@ def _mentions(text: str, term: str) -> bool:
 _COMPOUND = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])")
 
 
-def _term_pattern(terms: set[str]) -> str:
-    return "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-
-
 # between two options: "A or B", "A, or B", "A or even B", "A/B", "A and/or B" (a bare comma lists, it
 # doesn't offer: "For MR.Q, PPO or DPO" keeps MR.Q apart)
 _OR = re.compile(r"\s*(?:,\s*)?(?:or|and/or)\s+(?:(?:even|maybe|perhaps|with|the|a|an)\s+)*|\s*/\s*", re.I)
@@ -158,13 +154,13 @@ def alternatives(question: str, terms: set[str]) -> list[set[str]]:
     return list({id(g): g for g in group.values()}.values())
 
 
-def joined(question: str, terms: set[str]) -> bool:
+def joined(question: str, terms: set[str], groups: list[set[str]] | None = None) -> bool:
     """Whether two of the named terms stand joined as two subjects ("A and B", "A vs. B", "A, B"), not
-    as options of one ("A or B")."""
+    as options of one ("A or B"); `groups`: the terms' `alternatives`, when the caller has them."""
     if len(terms) < 2:
         return False
-    alt = _term_pattern(terms)
-    same = {frozenset(g) for g in alternatives(question, terms)}
+    alt = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    same = groups if groups is not None else alternatives(question, terms)
     for m in re.finditer(rf"({alt})\W*\s*(,|and|&|vs\.?|versus)\s+(?:the\s+)?(?=({alt}))", question, re.I):
         a, b = m.group(1).lower(), m.group(3).lower()
         if not any(a in g and b in g for g in same):

@@ -187,25 +187,23 @@ def quantity_phrase(question: str) -> str | None:
 
 
 _NUMBER = re.compile(r"\d[\d.,]*(?:-\d[\d.,]*)?(?:%|x|×|k|K|M|B)?")
-_NUMBER_WORD = re.compile(
+_CARDINAL_WORDS = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|"
-    r"(?:twen|thir|for|fif|six|seven|eigh|nine)ty|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
+    r"(?:twen|thir|for|fif|six|seven|eigh|nine)ty"
+)
+_NUMBER_WORD = re.compile(
+    rf"{_CARDINAL_WORDS}|twice|thrice|half|hundreds?|thousands?|millions?|dozens?|"
     r"\w+fold|single|(?:sub|super)?linear|quadratic|cubic|exponential|logarithmic|polynomial",  # orders of growth
     re.I,
 )
+# what a count fused to its noun starts with ("12-layer", "7B-parameter", "thirty-two-layer")
+_CARDINAL = re.compile(rf"\d[\d.,]*[KMB]?|{_CARDINAL_WORDS}", re.I)
 
 
 def _is_number(tok: str) -> bool:
     """ "135", "+5.3", "90%", "12-458x", "2.3B", "three", "linear" (a speedup's order), "$O(d^{1/3})$";
     not "Llama3-70B" or "AP50"."""
     return tok.startswith(("O(", "$")) or bool(_NUMBER.fullmatch(tok) or _NUMBER_WORD.fullmatch(tok))
-
-
-_CARDINAL = re.compile(
-    r"\d[\d.,]*[KMB]?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty",
-    re.I,
-)
 
 
 def _counts_fused(tok: str, counted: frozenset[str]) -> bool:

@@ -112,14 +112,15 @@ def answerability(
     own = asked or question
     terms = named_terms(own)
     groups = alternatives(own, terms)  # "A or B": one of them named is enough
-    missing = sorted(t for g in groups if not any(mentions(x, t) for x in texts for t in g) for t in g)
+    named = {t for t in terms if any(mentions(x, t) for x in texts)}
+    missing = sorted(t for g in groups if not g & named for t in g)
     if missing:
         return 0.0, NEVER_MENTIONED + ", ".join(missing)
     # several names are one paper's unless the question compares papers; a number is stated by one
     # abstract, so "what accuracy does X reach compared with DeiT-S, and on which datasets?" compares
     # only when it says "Compare A and B" or joins two of the names
     several = (
-        _BROAD_COMPARE.search(own) or joined(own, terms)
+        _BROAD_COMPARE.search(own) or joined(own, terms, groups)
         if asks_quantity(own)
         else _COMPARE.search(own) or " and " in own
     )
