@@ -219,8 +219,8 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
 
 def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
     try:
-        from rag.cite import flatten
         from rag.names import mentions, named_terms
+        from rag.text import flatten
     except ImportError:
         return None
     terms = named_terms(query)

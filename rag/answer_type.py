@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.cite import _norm, flatten, initials_pattern, stopwords
 from rag.quantity import _AUX, _NOT_MODIFIER, _NOT_RELATION, _TOKEN
+from rag.text import flatten, initials_pattern, stem, stopwords
 
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
@@ -80,9 +80,9 @@ def entity_heads(question: str) -> list[str]:
 
 def _head_stems(head: str) -> set[str]:
     words = re.findall(r"[a-z]+", head)
-    stems = {_norm(words[-1])}
+    stems = {stem(words[-1])}
     if "language" in words or words[-1].startswith("llm"):
-        stems |= {_norm("llm"), _norm("language")}
+        stems |= {stem("llm"), stem("language")}
     return stems
 
 
@@ -116,7 +116,7 @@ def _names(
             continue  # "embodied AI", "LLMs": a field or a kind; "…, We": a capitalised function word
         if named and "-" in t and flatten(t.partition("-")[0]) in family:
             continue  # a sibling of the paper's own artifact, not one it names from elsewhere
-        if named and flatten(t) not in known and _norm(t.rstrip("s")) not in known:
+        if named and flatten(t) not in known and stem(t.rstrip("s")) not in known:
             acronym = initials_pattern(t.rstrip("s").lower()) if t.rstrip("s").isupper() else None
             if not (acronym and acronym.search(spelled)):
                 out.append(t)
@@ -138,13 +138,13 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
     """The first kind of named thing the question asks for ("simulator") that the sentences talking
     about it never name; None when each is named or never talked about (other checks decide then).
     `sentences`: (text, its paper's title) from the papers the question is about."""
-    asked = {flatten(t) for t in _TOKEN.findall(question)} | {_norm(t) for t in _TOKEN.findall(question)}
+    asked = {flatten(t) for t in _TOKEN.findall(question)} | {stem(t) for t in _TOKEN.findall(question)}
     for head in entity_heads(question):
         stems = _head_stems(head)
         talk = [
             (text, title)
             for text, title in sentences
-            if stems & {_norm(p) for t in _TOKEN.findall(text) for p in [t, *t.split("-")]}
+            if stems & {stem(p) for t in _TOKEN.findall(text) for p in [t, *t.split("-")]}
         ]
         known = asked | stems
         if talk and not any(

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from rag.chunk import embed_text
 from rag.index import Index, paper_from_record
-from rag.question import Idf, flatten, idf_from_counts
+from rag.question import Idf, idf_from_counts
+from rag.text import flatten, nltk_stopwords
 from rag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -19,9 +20,7 @@ log = logging.getLogger(__name__)
 
 def _bm25_stopwords() -> list[str]:
     # NLTK's list: bm25s's own misses what/does/do, which drowns named methods (see notes).
-    from llama_index.core.utils import globals_helper
-
-    return sorted(globals_helper.stopwords)
+    return sorted(nltk_stopwords())
 
 
 class BM25Side:

@@ -7,61 +7,17 @@ in the evidence. Thresholds live in Settings and are calibrated on eval/question
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.text import INJECTION, NUMBER, content_words, flatten, key_terms, negated, sentence_spans, stem
 from rag.types import Citation, Hit, Sentence
 
-_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
 _TRAILING_MARKERS = re.compile(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)")
 _ECHOED_TAGS = re.compile(r"</?abstract[^>]*>")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
-_NEGATION = re.compile(r"\b(?:not|no(?!-)|never|cannot|neither|nor|none)\b|n't\b", re.I)
-_NOT_NEGATION = re.compile(
-    r"\b(?:not only|not just|no more than|no less than|if not|whether or not|no matter|unlike)\b[^,;]*", re.I
-)
-_STOP: frozenset[str] | None = None
-# Instructions aimed at the model are never evidence (defence in depth against prompt injection).
-_INJECTION = re.compile(
-    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|prompt|rules)\b|\b(reply|respond|answer) only\b|"
-    r"\byou are (now )?(an?|the) (ai|assistant|model)\b|\bsystem prompt\b",
-    re.I,
-)
-
-
-# words every abstract uses, stopwords for matching but content words of names ("finite element method")
-_PAPER_WORDS = frozenset(
-    "paper papers abstract abstracts propose proposes proposed study work method approach also using use used uses new show shows".split()
-)
-
-
-def stopwords() -> frozenset[str]:
-    global _STOP
-    if _STOP is None:
-        from llama_index.core.utils import globals_helper
-
-        _STOP = frozenset(globals_helper.stopwords) | _PAPER_WORDS
-    return _STOP
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of `text`; abbreviations like "e.g." and "et al." don't split."""
-    spans, start = [], 0
-    for m in _SENT_END.finditer(text):
-        if _ABBREV.search(text[start : m.start()]):
-            continue
-        if text[start : m.start()].strip():
-            spans.append((start, m.start()))
-        start = m.end()
-    if text[start:].strip():
-        spans.append((start, len(text.rstrip())))
-    return spans
 
 
 def split_markers(sentence: str) -> tuple[str, list[int]]:
@@ -70,71 +26,6 @@ def split_markers(sentence: str) -> tuple[str, list[int]]:
     clean = _MARKER.sub("", sentence).strip()
     clean = re.sub(r"\s+([.,;:!?])", r"\1", clean)
     return clean, nums
-
-
-_STEM = None
-
-
-def _norm(w: str) -> str:
-    global _STEM
-    if _STEM is None:
-        import Stemmer  # PyStemmer, already used by the BM25 side
-
-        _STEM = Stemmer.Stemmer("english")
-    w = w.lower()
-    return w if any(c.isdigit() for c in w) else _STEM.stemWord(w)
-
-
-def content_words(text: str) -> set[str]:
-    stop = stopwords()
-    return {_norm(w) for w in _WORD.findall(text) if w.lower() not in stop and len(w) > 1}
-
-
-def key_terms(text: str) -> set[str]:
-    """Numbers and named methods (CamelCase, ALLCAPS, digits inside) that evidence must contain."""
-    terms = set(_NUMBER.findall(text))
-    for _i, w in enumerate(re.findall(r"[A-Za-z][A-Za-z0-9\-]+", text)):
-        if (
-            sum(ch.isupper() for ch in w) >= 2 or any(ch.isdigit() for ch in w)
-        ) and w.lower() not in stopwords():
-            terms.add(w.lower())
-    return terms
-
-
-_LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
-
-
-# prepositions NLTK's list lacks; with the stopwords, words no acronym's letter stands for
-_PREPOSITIONS = frozenset(
-    "beyond across within without towards toward among amongst along upon versus via".split()
-)
-
-
-@functools.lru_cache(maxsize=32)
-def _not_function_word(c: str) -> str:
-    words = sorted(w for w in (stopwords() - _PAPER_WORDS) | _PREPOSITIONS if w.startswith(c) and w.isalpha())
-    return rf"(?!(?:{'|'.join(words)})(?![a-z0-9]))" if words else ""
-
-
-@functools.lru_cache(maxsize=256)
-def initials_pattern(term: str) -> re.Pattern | None:
-    """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
-    (linking words between the initials are skipped)."""
-    if not (2 <= len(term) <= 6 and term.isalpha()):
-        return None
-    # an initial starts a content word: "information beyond the matrix" spells no "IBM"
-    body = _LINKS.join(f"{_not_function_word(c)}{c}[a-z]*" for c in term)
-    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
-
-
-def flatten(text: str) -> str:
-    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
-    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
-
-
-def negated(text: str) -> bool:
-    """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
-    return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
 
 
 @dataclass
@@ -152,9 +43,9 @@ class Evidence:
     def __post_init__(self):  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)
         flat = re.findall(r"[a-z0-9][a-z0-9\-]*", flatten(self.text))
         self.names = frozenset(
-            {_norm(w) for w in self.words}
+            {stem(w) for w in self.words}
             | {w.lower() for w in self.words}
-            | set(_NUMBER.findall(self.text))
+            | set(NUMBER.findall(self.text))
             | set(flat)
         )
 
@@ -186,7 +77,7 @@ class Judge:
         items = []
         for n, h in enumerate(hits, start=1):
             for a, b in sentence_spans(h.paper.text):
-                if not _INJECTION.search(h.paper.text[a:b]):
+                if not INJECTION.search(h.paper.text[a:b]):
                     items.append((n, h, a, b, h.paper.text[a:b]))
         vecs = self.vectors([t for *_, t in items])
         # a sentence is read in the context of its paper: "it" in the abstract is the titled method

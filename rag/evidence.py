@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge, content_words, sentence_spans, split_markers
+from rag.cite import Evidence, Judge, split_markers
 from rag.names import form_words, named_terms
+from rag.text import content_words, sentence_spans
 from rag.types import Answer, Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.

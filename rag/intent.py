@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from rag.cite import content_words, flatten
 from rag.names import mentions, named_terms
 from rag.question import _COMPARE, _SINGLE
 from rag.question import _WHICH as _WHICH_HEAD
+from rag.text import content_words, flatten
 
 # ------------------------------------------------------------------ what shape of answer is asked for
 

@@ -11,11 +11,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from rag import prompts
-from rag.cite import blend, content_words
+from rag.cite import blend
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.intent import described, wants_many
 from rag.lister import list_papers
 from rag.question import missing_aspects
+from rag.text import content_words
 from rag.types import Answer, Citation, Hit, Sentence
 
 

@@ -112,7 +112,8 @@ def paper_scores(
     and abstract use, plus `title_weight` x the share the title alone uses; the quote is the abstract sentence sharing most of them (the first on ties)."""
     import numpy as np
 
-    from rag.cite import _INJECTION, blend, content_words, sentence_spans
+    from rag.cite import blend
+    from rag.text import INJECTION, content_words, sentence_spans
 
     lexical = retriever.bm25()
     _, row, mat = lexical.paper_matrix
@@ -129,7 +130,7 @@ def paper_scores(
         for a, b in sentence_spans(p.text):
             t = p.text[a:b]
             k = len(words & content_words(t))
-            if k > most and not _INJECTION.search(t):
+            if k > most and not INJECTION.search(t):
                 quote, most = t, k
         if quote:
             out[n] = (blend(cos, lex, cos_weight) + title_weight * in_title, quote)

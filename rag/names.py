@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.cite import _norm, content_words, flatten, initials_pattern, stopwords
+from rag.text import content_words, flatten, initials_pattern, stem, stopwords
 
 _QWORDS = {
     "what",
@@ -46,7 +46,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
 @functools.cache
 def form_words() -> frozenset[str]:
     """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
-    return frozenset(_norm(w) for w in _QWORDS)
+    return frozenset(stem(w) for w in _QWORDS)
 
 
 def named_terms(question: str) -> set[str]:
@@ -178,10 +178,10 @@ def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, st
     if not words or len(words & content_words(text)) / len(words) < min_share:
         return None
     flat = flatten(text)
-    have = {tuple(_norm(p) for p in m.group().split("-")): m.group() for m in _COMPOUND.finditer(text)}
+    have = {tuple(stem(p) for p in m.group().split("-")): m.group() for m in _COMPOUND.finditer(text)}
     for m in _COMPOUND.finditer(question):
         asked = m.group()
-        parts = tuple(_norm(p) for p in asked.split("-"))
+        parts = tuple(stem(p) for p in asked.split("-"))
         if parts in have or mentions(flat, asked.lower()):
             continue
         for other, found in have.items():
@@ -215,7 +215,7 @@ DOMAINS = {
     "brain signals": "eeg meg fmri",
     "genomics": "gene genes genomic genomics dna rna transcriptomics",
 }
-_DOMAIN_OF = {_norm(w): kind for kind, words in DOMAINS.items() for w in words.split()}
+_DOMAIN_OF = {stem(w): kind for kind, words in DOMAINS.items() for w in words.split()}
 _JOINED = {
     "time series": "time-series",
     "point cloud": "point-cloud",
@@ -237,7 +237,7 @@ def domain_words(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for tok in re.findall(r"[a-z0-9][a-z0-9\-]*", flat):
         for part in [tok, *tok.split("-")]:
-            kind = _DOMAIN_OF.get(_norm(part))
+            kind = _DOMAIN_OF.get(stem(part))
             if kind and kind not in out:
                 out[kind] = part.replace("-", " ")
     return out

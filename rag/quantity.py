@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.cite import _norm, flatten, stopwords
+from rag.text import flatten, stem, stopwords
 
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
@@ -124,9 +124,9 @@ def _phrase_head(phrase: str) -> set[str]:
     if not words:
         return set()
     word = words[-1]
-    out = {_norm(word)}
+    out = {stem(word)}
     if len(word) > 2 and word[-1] == "s" and word[:-1].isupper():
-        out.add(_norm(word[:-1]))
+        out.add(stem(word[:-1]))
     return out
 
 
@@ -140,15 +140,15 @@ def quantity_heads(question: str) -> set[str]:
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
-                heads |= {_norm(w)} | _METRIC_SYNONYMS.get(_norm(w), set())
+                heads |= {stem(w)} | _METRIC_SYNONYMS.get(stem(w), set())
     if not heads:
         for m in _DIMENSION.finditer(question):
-            heads |= {_norm(w) for w in _DIMENSIONS[_DIMENSION_OF[m.group(1).lower()]][1].split()}
+            heads |= {stem(w) for w in _DIMENSIONS[_DIMENSION_OF[m.group(1).lower()]][1].split()}
         # "How big is the ConPair dataset?": its size is a count of what it holds ("15k pairs"), stated
         # next to its name or kind
         for m in _SIZE_OF.finditer(question):
             heads |= {
-                _norm(w) for w in re.findall(r"[A-Za-z][\w\-]*", m.group(1)) if w.lower() not in stopwords()
+                stem(w) for w in re.findall(r"[A-Za-z][\w\-]*", m.group(1)) if w.lower() not in stopwords()
             }
     return heads
 
@@ -210,7 +210,7 @@ def _counts_fused(tok: str, counted: frozenset[str]) -> bool:
     """ "12-layer", "thirty-two-layer", "7B-parameter": a cardinal fused to a noun a "how many" counts;
     not "single-omics" nor "3-WL"."""
     *count, noun = tok.split("-")
-    return bool(count) and all(_CARDINAL.fullmatch(c) for c in count) and _norm(noun) in counted
+    return bool(count) and all(_CARDINAL.fullmatch(c) for c in count) and stem(noun) in counted
 
 
 @functools.lru_cache(maxsize=64)
@@ -231,12 +231,12 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     # "a 12-layer transformer" counts layers: a number fused to the very noun a "how many" asks about
     if any(_counts_fused(t, counted) and flatten(t) not in have for t in toks):
         return True
-    at = [i for i, t in enumerate(toks) if any(_norm(p) in heads for p in [t, *re.split(r"[-@]", t)])]
+    at = [i for i, t in enumerate(toks) if any(stem(p) in heads for p in [t, *re.split(r"[-@]", t)])]
     low = [t.lower() for t in toks]
 
     def counts_other(i: int, j: int) -> bool:
         # "one number per adaptor" counts numbers, not the adaptors a "how many" asks for
-        return i < j and "per" in low[i + 1 : j] and _norm(toks[j]) in counted
+        return i < j and "per" in low[i + 1 : j] and stem(toks[j]) in counted
 
     return any(abs(i - j) <= window and not counts_other(i, j) for i in nums for j in at)
 

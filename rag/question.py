@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity
-from rag.cite import Judge, _norm, content_words, flatten, stopwords
+from rag.cite import Judge
 from rag.hygiene import validate_question
 from rag.names import (
     _QWORDS,
@@ -34,6 +34,7 @@ from rag.quantity import (
     quantity_phrase,
     states_quantity,
 )
+from rag.text import content_words, flatten, stem, stopwords
 from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
@@ -162,7 +163,7 @@ def answerability(
     if asks_quantity(own) and not which:
         heads = quantity_heads(own)
         if names_measure(heads):  # "what gains … on KAIST?": the number stated next to KAIST
-            heads |= {_norm(t) for t in named_terms(measured_on(own))}
+            heads |= {stem(t) for t in named_terms(measured_on(own))}
         # "How much data was it trained on, and do its likelihoods track binding?": the number answers
         # its own clause, which the whole question's relevance dilutes
         context = question[len(own) :] if question.startswith(own) else ""
@@ -200,7 +201,7 @@ def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
         if len(w) < 2 or w.lower() in stopwords() or w.lower() in _QWORDS:
             gap.append(i)
             continue
-        if _norm(w) in have or mentions(flat, flatten(w)):
+        if stem(w) in have or mentions(flat, flatten(w)):
             if cur:
                 runs.append(cur)
             cur, gap = [], []

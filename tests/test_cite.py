@@ -1,8 +1,7 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
 
-import pytest
 
-from rag.cite import bind, extractive, sentence_spans, split_markers
+from rag.cite import bind, extractive, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
 
@@ -10,16 +9,6 @@ from tests.conftest import CEL, RL
 def best(judge, claim, paper, polarity=True):
     ev = judge.evidence([Hit(paper, 1.0)])
     return float(judge.scores(claim, ev, polarity=polarity).max())
-
-
-def test_sentence_spans_keep_abbreviations_together():
-    text = "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!"
-    parts = [text[a:b] for a, b in sentence_spans(text)]
-    assert parts == [
-        "We use e.g. GNNs as in Zhang et al. (2020).",
-        "Results hold.",
-        "Accuracy is 0.93 on v2.1 data!",
-    ]
 
 
 def test_split_markers():
@@ -51,7 +40,6 @@ def test_named_terms_match_latex_in_the_evidence(judge):
 
 
 def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
-    from rag.cite import negated
     from rag.settings import Settings
 
     t = Settings().support_threshold
@@ -62,12 +50,6 @@ def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
     free = Paper("P3", "Our probe does not require labels. It is fast.", "a.txt", 2, title="LabelFree")
     assert best(judge, "The probe does not require labels.", free) >= t
     assert best(judge, "The probe requires labels.", free) < t
-    assert (
-        negated("It doesn't scale")
-        and negated("with no labels")
-        and not negated("not only fast but also exact")
-    )
-    assert not negated("a no-regret learner, as good if not better than the rest")
     # a question is not a claim: "does it need labels?" is answered by "it does not"
     assert best(judge, "Does the probe require labels?", free, polarity=False) > best(
         judge, "Does the probe require labels?", free, polarity=True
@@ -113,19 +95,3 @@ def test_extractive_answer_cites_every_sentence(judge):
     assert "glioblastoma" in out and "[1]" in out
     _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
     assert sents and all(s.citations for s in sents)
-
-
-@pytest.mark.parametrize(
-    "acronym, text, spelled",
-    [
-        ("rlhf", "reinforcement learning from human feedback", True),
-        ("fem", "the finite element method", True),  # "method" is a paper word, yet a name's word
-        ("sam", "sharpness-aware minimization", True),
-        ("ibm", "information beyond the matrix", False),  # a preposition stands for no letter
-        ("ibm", "trained in both modes", False),
-    ],
-)
-def test_an_acronym_is_spelled_by_content_words(acronym, text, spelled):
-    from rag.cite import initials_pattern
-
-    assert bool(initials_pattern(acronym).search(text)) is spelled

@@ -1,0 +1,129 @@
+"""Text utilities every stage shares: the one stopword list, stemming, content words, sentence spans,
+named terms a claim must keep, acronym expansions, LaTeX flattening, negation, injected instructions.
+
+The stopword list is NLTK's English list as llama-index bundles it (read from its data file, so eval
+and the CLI don't pay llama-index's import), plus the words every abstract uses (`PAPER_WORDS`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from pathlib import Path
+
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
+NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
+_NEGATION = re.compile(r"\b(?:not|no(?!-)|never|cannot|neither|nor|none)\b|n't\b", re.I)
+_NOT_NEGATION = re.compile(
+    r"\b(?:not only|not just|no more than|no less than|if not|whether or not|no matter|unlike)\b[^,;]*", re.I
+)
+# Instructions aimed at the model are never evidence (defence in depth against prompt injection).
+INJECTION = re.compile(
+    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|prompt|rules)\b|\b(reply|respond|answer) only\b|"
+    r"\byou are (now )?(an?|the) (ai|assistant|model)\b|\bsystem prompt\b",
+    re.I,
+)
+
+# words every abstract uses, stopwords for matching but content words of names ("finite element method")
+PAPER_WORDS = frozenset(
+    "paper papers abstract abstracts propose proposes proposed study work method approach also using use used uses new show shows".split()
+)
+
+
+@functools.cache
+def nltk_stopwords() -> frozenset[str]:
+    """NLTK's English stopwords, from the copy llama-index-core bundles (what its globals_helper reads)."""
+    spec = importlib.util.find_spec("llama_index.core")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    path = root / "_static" / "nltk_cache" / "corpora" / "stopwords" / "english"
+    return frozenset(w.strip() for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
+
+
+@functools.cache
+def stopwords() -> frozenset[str]:
+    """Words that carry no content for matching: NLTK's list and `PAPER_WORDS`."""
+    return nltk_stopwords() | PAPER_WORDS
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of `text`; abbreviations like "e.g." and "et al." don't split."""
+    spans, start = [], 0
+    for m in _SENT_END.finditer(text):
+        if _ABBREV.search(text[start : m.start()]):
+            continue
+        if text[start : m.start()].strip():
+            spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return spans
+
+
+@functools.cache
+def _stemmer():
+    import Stemmer  # PyStemmer, already used by the BM25 side
+
+    return Stemmer.Stemmer("english")
+
+
+def stem(w: str) -> str:
+    """Lowercased Snowball stem; a token with a digit is kept as written ("l0", "7b")."""
+    w = w.lower()
+    return w if any(c.isdigit() for c in w) else _stemmer().stemWord(w)
+
+
+def content_words(text: str) -> set[str]:
+    stop = stopwords()
+    return {stem(w) for w in _WORD.findall(text) if w.lower() not in stop and len(w) > 1}
+
+
+def key_terms(text: str) -> set[str]:
+    """Numbers and named methods (CamelCase, ALLCAPS, digits inside) that evidence must contain."""
+    terms = set(NUMBER.findall(text))
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9\-]+", text):
+        if (
+            sum(ch.isupper() for ch in w) >= 2 or any(ch.isdigit() for ch in w)
+        ) and w.lower() not in stopwords():
+            terms.add(w.lower())
+    return terms
+
+
+_LINKS = r"(?:[\s\-]+(?:of|from|for|the|and|with|to|in|on|via|a|an|by))*[\s\-]+"
+
+
+# prepositions NLTK's list lacks; with the stopwords, words no acronym's letter stands for
+_PREPOSITIONS = frozenset(
+    "beyond across within without towards toward among amongst along upon versus via".split()
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _not_function_word(c: str) -> str:
+    words = sorted(
+        w for w in (nltk_stopwords() - PAPER_WORDS) | _PREPOSITIONS if w.startswith(c) and w.isalpha()
+    )
+    return rf"(?!(?:{'|'.join(words)})(?![a-z0-9]))" if words else ""
+
+
+@functools.lru_cache(maxsize=256)
+def initials_pattern(term: str) -> re.Pattern | None:
+    """An acronym's expansion: "rlhf" matches "reinforcement learning from human feedback"
+    (linking words between the initials are skipped)."""
+    if not (2 <= len(term) <= 6 and term.isalpha()):
+        return None
+    # an initial starts a content word: "information beyond the matrix" spells no "IBM"
+    body = _LINKS.join(f"{_not_function_word(c)}{c}[a-z]*" for c in term)
+    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
+
+
+def flatten(text: str) -> str:
+    """Lowercase and drop LaTeX noise so `$(L_0,L_1)$` matches "L0, L1"."""
+    return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
+
+
+def negated(text: str) -> bool:
+    """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
+    return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))

@@ -1,0 +1,78 @@
+"""The shared text utilities: the stopword list, stems, content words, sentence spans, named terms,
+acronym expansions, LaTeX flattening and negation."""
+
+import pytest
+
+from rag.text import (
+    PAPER_WORDS,
+    content_words,
+    flatten,
+    initials_pattern,
+    key_terms,
+    negated,
+    nltk_stopwords,
+    sentence_spans,
+    stem,
+    stopwords,
+)
+
+
+def test_the_stopword_list_is_the_one_llama_index_bundles():
+    from llama_index.core.utils import globals_helper
+
+    assert nltk_stopwords() == frozenset(globals_helper.stopwords)
+    assert {"what", "does", "do", "the"} <= nltk_stopwords()
+    assert stopwords() == nltk_stopwords() | PAPER_WORDS
+    assert "paper" in stopwords() and "paper" not in nltk_stopwords()
+
+
+def test_stems_and_content_words():
+    assert stem("Transformers") == stem("transformer")
+    assert stem("L0") == "l0"  # a token with a digit is kept as written
+    assert content_words("What does the proposed method do with Transformers?") == {stem("transformers")}
+
+
+def test_key_terms_are_numbers_and_named_methods():
+    assert key_terms("Celcomen reaches 0.93 with GPT-4 and LoRA on the DATA split") == {
+        "0.93",
+        "gpt-4",
+        "lora",
+        "data",
+        "4",
+    }
+    assert key_terms("a plain sentence with nothing named") == set()
+
+
+def test_flatten_drops_latex_noise():
+    assert flatten("$(L_0,L_1)$-smoothness") == "(l0,l1)-smoothness"
+    assert flatten(r"\emph{Bold} claim") == " bold claim"
+
+
+def test_negation_ignores_not_only():
+    assert negated("It doesn't scale") and negated("with no labels")
+    assert not negated("not only fast but also exact")
+    assert not negated("a no-regret learner, as good if not better than the rest")
+
+
+def test_sentence_spans_keep_abbreviations_together():
+    text = "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!"
+    parts = [text[a:b] for a, b in sentence_spans(text)]
+    assert parts == [
+        "We use e.g. GNNs as in Zhang et al. (2020).",
+        "Results hold.",
+        "Accuracy is 0.93 on v2.1 data!",
+    ]
+
+
+@pytest.mark.parametrize(
+    "acronym, text, spelled",
+    [
+        ("rlhf", "reinforcement learning from human feedback", True),
+        ("fem", "the finite element method", True),  # "method" is a paper word, yet a name's word
+        ("sam", "sharpness-aware minimization", True),
+        ("ibm", "information beyond the matrix", False),  # a preposition stands for no letter
+        ("ibm", "trained in both modes", False),
+    ],
+)
+def test_an_acronym_is_spelled_by_content_words(acronym, text, spelled):
+    assert bool(initials_pattern(acronym).search(text)) is spelled
