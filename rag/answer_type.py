@@ -11,16 +11,16 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.quantity import _AUX, _NOT_MODIFIER, _NOT_RELATION, _TOKEN
+from rag.quantity import AUX, NOT_MODIFIER, NOT_RELATION, TOKEN
 from rag.text import flatten, initials_pattern, stem, stopwords
 
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
-    rf"\b(?:which|what)\s+(?:{_NOT_MODIFIER}{_NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
+    rf"\b(?:which|what)\s+(?:{NOT_MODIFIER}{NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
     r"(simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
     r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
     r"(?!\s+(?:papers?|works?|stud(?:y|ies)|articles?|submissions?|abstracts?)\b)"  # "benchmark papers": a paper
-    rf"(?=\s+(?:{_AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
+    rf"(?=\s+(?:{AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
     re.I,
 )
 # ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
@@ -107,7 +107,7 @@ def _names(
     an acronym of words `spelled` out (flattened: "DL" for a question saying "deep learning"), nor of
     the paper's own `family` (name heads of its title: "FairMT-10K" beside "FairMT-Bench")."""
     out = []
-    for i, t in enumerate(_TOKEN.findall(sentence)):
+    for i, t in enumerate(TOKEN.findall(sentence)):
         if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
             continue
         upper = sum(c.isupper() for c in t)
@@ -127,7 +127,7 @@ def _names(
 def _family(title: str) -> frozenset[str]:
     """Heads of the title's hyphenated names ("FairMT" of "FairMT-Bench"): the paper's own artifacts."""
     out = set()
-    for t in _TOKEN.findall(title):
+    for t in TOKEN.findall(title):
         head, dash, _ = t.partition("-")
         if dash and (sum(c.isupper() for c in head) >= 2 or any(c.isdigit() for c in head)):
             out.add(flatten(head))
@@ -138,18 +138,18 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
     """The first kind of named thing the question asks for ("simulator") that the sentences talking
     about it never name; None when each is named or never talked about (other checks decide then).
     `sentences`: (text, its paper's title) from the papers the question is about."""
-    asked = {flatten(t) for t in _TOKEN.findall(question)} | {stem(t) for t in _TOKEN.findall(question)}
+    asked = {flatten(t) for t in TOKEN.findall(question)} | {stem(t) for t in TOKEN.findall(question)}
     for head in entity_heads(question):
         stems = _head_stems(head)
         talk = [
             (text, title)
             for text, title in sentences
-            if stems & {stem(p) for t in _TOKEN.findall(text) for p in [t, *t.split("-")]}
+            if stems & {stem(p) for t in TOKEN.findall(text) for p in [t, *t.split("-")]}
         ]
         known = asked | stems
         if talk and not any(
             _names(
-                text, known | {flatten(t) for t in _TOKEN.findall(title)}, flatten(question), _family(title)
+                text, known | {flatten(t) for t in TOKEN.findall(title)}, flatten(question), _family(title)
             )
             for text, title in talk
         ):

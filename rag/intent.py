@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 
 from rag.names import mentions, named_terms
-from rag.question import _COMPARE, _SINGLE
-from rag.question import _WHICH as _WHICH_HEAD
+from rag.question import COMPARE, SINGLE, WHICH
 from rag.text import content_words, flatten
 
 # ------------------------------------------------------------------ what shape of answer is asked for
@@ -54,7 +53,7 @@ def shape(question: str) -> str:
     side), "summary" (one cited line per paper) or "explain" (a short generated answer)."""
     if _SUMMARY.search(question):
         return "summary"
-    if _COMPARE.search(question) and not _LIST_HEAD.search(question):
+    if COMPARE.search(question) and not _LIST_HEAD.search(question):
         return "compare"
     if _LIST_HEAD.search(question):
         return "list"
@@ -65,14 +64,14 @@ def wants_many(question: str) -> bool:
     """A list question asking for several papers ("which papers", "any work") rather than one."""
     return (
         bool(_PLURAL_LIST.search(question))
-        and not _SINGLE.search(question)
+        and not SINGLE.search(question)
         and not _ONE_PAPER.search(question)
     )
 
 
 def described(question: str) -> str:
     """What a "which paper …" / "papers on …" question describes: the question without its frame."""
-    text = _LIST_HEAD.sub("", _WHICH_HEAD.sub("", question), count=1)
+    text = _LIST_HEAD.sub("", WHICH.sub("", question), count=1)
     text = re.sub(r"^\s*(in (this|the) collection|here)\b", "", text.strip(), flags=re.I)
     return text.strip(" ?.!")
 

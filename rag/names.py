@@ -9,7 +9,7 @@ import re
 
 from rag.text import content_words, flatten, initials_pattern, stem, stopwords
 
-_QWORDS = {
+QWORDS = {
     "what",
     "which",
     "how",
@@ -46,7 +46,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-\.']*[A-Za-z0-9]|\d")
 @functools.cache
 def form_words() -> frozenset[str]:
     """Stemmed words that shape a question ("how many", "which kind") rather than say what it asks."""
-    return frozenset(stem(w) for w in _QWORDS)
+    return frozenset(stem(w) for w in QWORDS)
 
 
 def named_terms(question: str) -> set[str]:
@@ -57,7 +57,7 @@ def named_terms(question: str) -> set[str]:
         toks = _TOKEN.findall(sent)
         for i, w in enumerate(toks):
             lw = re.sub(r"'s$", "", w.lower()).strip(".'")
-            if lw in _QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
+            if lw in QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
                 continue
             if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
                 out.add(flatten(lw))
@@ -174,7 +174,7 @@ def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, st
     compound with one part changed ("text-to-video" where the paper is on "text-to-image"): the
     question asks about a variant the paper is not about. A paraphrase, in words of its own, may swap
     a part for a synonym ("patient-specific" for "subject-specific") and is left alone."""
-    words = content_words(question) - _QWORDS
+    words = content_words(question) - QWORDS
     if not words or len(words & content_words(text)) / len(words) < min_share:
         return None
     flat = flatten(text)

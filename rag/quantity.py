@@ -29,7 +29,7 @@ _QUANTITY_NOUN = re.compile(
     r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
     re.I,
 )
-_AUX = r"does|do|did|is|was|are|were|has|have|had|can|could|would"
+AUX = r"does|do|did|is|was|are|were|has|have|had|can|could|would"
 # "What [exact] PSNR does X reach", "what AP50 gains do they report": a measured value, named by its
 # metric (the phrase's last word) and ended by a verb, a preposition or the question's end.
 _METRIC = (
@@ -38,12 +38,12 @@ _METRIC = (
     r"compression|speed|fps|runtime|memory"
 )
 # Words between "what" and the metric that make the metric a verb ("what exactly does it score?")
-_NOT_MODIFIER = rf"(?!(?:{_AUX}|it|they|we|this|that|these|those)\b)"
+NOT_MODIFIER = rf"(?!(?:{AUX}|it|they|we|this|that|these|those)\b)"
 # ... and words that put the thing in relation to another ("what improvement over the baselines")
-_NOT_RELATION = r"(?!(?:over|than|against|versus|vs|to|on|in|with|from|across|compared|relative|beyond)\b)"
+NOT_RELATION = r"(?!(?:over|than|against|versus|vs|to|on|in|with|from|across|compared|relative|beyond)\b)"
 _VALUE = re.compile(
-    rf"\b(?:what|which)\s+((?:{_NOT_MODIFIER}[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
-    rf"(?=\s+(?:{_AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;(]|$)",
+    rf"\b(?:what|which)\s+((?:{NOT_MODIFIER}[\w@.\-]+\s+){{0,3}}?(?:{_METRIC})s?)\b"
+    rf"(?=\s+(?:{AUX}|and|or|of|on|in|for|at|with|from|over)\b|\s*[?,;(]|$)",
     re.I,
 )
 # Words of a value phrase that qualify it rather than say what is measured
@@ -101,7 +101,7 @@ _VALUE_VERB = re.compile(
     re.I,
 )
 # Sentence tokens: math and O(...) expressions whole, then words with inner punctuation ("Llama3-70B", "+5.3%")
-_TOKEN = re.compile(r"O\([^)]{1,30}\)|\$[^$]{1,60}\$|[A-Za-z0-9][A-Za-z0-9@.%\-]*[A-Za-z0-9%]|\d")
+TOKEN = re.compile(r"O\([^)]{1,30}\)|\$[^$]{1,60}\$|[A-Za-z0-9][A-Za-z0-9@.%\-]*[A-Za-z0-9%]|\d")
 
 
 _COUNTS_PAPERS = re.compile(
@@ -216,14 +216,14 @@ def _counts_fused(tok: str, counted: frozenset[str]) -> bool:
 @functools.lru_cache(maxsize=64)
 def _given_tokens(question: str) -> frozenset[str]:
     """The question's tokens, flattened: read once per question, not once per evidence sentence."""
-    return frozenset(flatten(t) for t in _TOKEN.findall(question))
+    return frozenset(flatten(t) for t in TOKEN.findall(question))
 
 
 def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> bool:
     """Whether the sentence states a number that the question (`given`) does not already hold, within
     `window` tokens of a word of `heads` (any number when there are no heads)."""
     have = _given_tokens(given)
-    toks = _TOKEN.findall(sentence)
+    toks = TOKEN.findall(sentence)
     nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
     if not heads:
         return bool(nums)

@@ -16,7 +16,7 @@ from rag.answer_type import asks_code, choice_options, states_code, unnamed_enti
 from rag.cite import Judge
 from rag.hygiene import validate_question
 from rag.names import (
-    _QWORDS,
+    QWORDS,
     alternatives,
     domain_words,
     domains,
@@ -39,10 +39,10 @@ from rag.types import Hit
 
 Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
 
-_COMPARE = re.compile(
+COMPARE = re.compile(
     r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
 )
-_WHICH = re.compile(
+WHICH = re.compile(
     r"^\s*(which|what) (paper|work|study|article|abstract)s?\b( in (this|the) collection)?|"
     r"^\s*(is there|are there|does any|do any) (a |any )?(paper|work|study|abstract)s?\b",
     re.I,
@@ -61,7 +61,7 @@ _BROAD_COMPARE = re.compile(
     r"\bhow\s+do\s+(?!(?:they|their|these|those|the\s+authors)\b)[^?.]*\bcompare\b",
     re.I,
 )
-_SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
+SINGLE = re.compile(r"\bwhich (one|of)\b", re.I)
 
 
 def check_question(question: str, max_chars: int) -> str:
@@ -123,7 +123,7 @@ def answerability(
     several = (
         _BROAD_COMPARE.search(own) or joined(own, terms, groups)
         if asks_quantity(own)
-        else _COMPARE.search(own) or " and " in own
+        else COMPARE.search(own) or " and " in own
     )
     # … with one option of each "A or B" in that paper
     if (
@@ -137,7 +137,7 @@ def answerability(
     if options and not any(mentions(x, flatten(w)) for x in texts for o in options for w in o):
         return 0.0, NEVER_MENTIONED + " or ".join(" ".join(o) for o in options)
     about = term_focus(question, hits)
-    which = _WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
+    which = WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]
     swapped = variant_share is not None and swapped_variant(
         own, f"{top.paper.title or ''} {top.paper.text}", variant_share
@@ -179,7 +179,7 @@ def answerability(
         return max(numeric), "quantity asked: best evidence stating a quantity of what was asked"
     best = float(sc.max()) if len(sc) else 0.0
     if which:
-        words = content_words(_WHICH.sub("", own)) - _QWORDS
+        words = content_words(WHICH.sub("", own)) - QWORDS
         return min(best, idf_coverage(words, hits, idf)), "which-paper question: rarity-weighted coverage"
     # names are looked for in the paper the question is about (the top one unless its terms say)
     talk = [(e.text, hits[e.paper_n - 1].paper.title or "") for e in evidence if e.paper_n in (about or {1})]
@@ -198,7 +198,7 @@ def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
     runs, cur, gap = [], [], []
     for i, t in enumerate(toks):
         w = t.strip(".,;:!?()\"'")
-        if len(w) < 2 or w.lower() in stopwords() or w.lower() in _QWORDS:
+        if len(w) < 2 or w.lower() in stopwords() or w.lower() in QWORDS:
             gap.append(i)
             continue
         if stem(w) in have or mentions(flat, flatten(w)):
@@ -244,7 +244,7 @@ def missing_aspects(
 
 def asks_which(question: str) -> bool:
     """ "Which paper …?" / "Is there work on …?": the user wants a paper identified, not a fact."""
-    return bool(_WHICH.search(question))
+    return bool(WHICH.search(question))
 
 
 def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set[int]:
@@ -256,7 +256,7 @@ def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set
     if not terms:
         return set()
     count = [sum(mentions(x, t) for t in terms) for x in texts]
-    if len(terms) > 1 and (_COMPARE.search(question) or " and " in question):
+    if len(terms) > 1 and (COMPARE.search(question) or " and " in question):
         out = set()
         for t in terms:
             having = [i for i, x in enumerate(texts) if mentions(x, t)]
@@ -293,7 +293,7 @@ def focus(
     named = term_focus(question, hits, best_ranked=True)
     if named:
         return named
-    if _SINGLE.search(question) or not (_BROAD.search(question) or _BROAD_COMPARE.search(question)):
+    if SINGLE.search(question) or not (_BROAD.search(question) or _BROAD_COMPARE.search(question)):
         return {1}
     if rel is None:
         evidence = judge.evidence(hits)
