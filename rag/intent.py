@@ -87,9 +87,12 @@ _NOT_A_TURN = (
     r"sota|best|version|versions|year|years|attempt|attempts|part|parts|block|blocks|component|components|"
     r"author|authors|generation|kind|type|types|end|side|direction|level|levels|task|tasks"
 )
+_TURN_NOUN = r"(?:one|paper|work|method|model|approach|question|study|answer)\b"
 _REFERS_BACK = re.compile(
     r"\b(?:the|that)\s+(first|second|third|last|former|latter|previous|other|earlier)\b"
-    rf"(?!\s+(?:{_NOT_A_TURN})\b)(?:\s+(?:one|paper|work|method|model|approach|question|study|answer)\b)?",
+    rf"(?!\s+(?:{_NOT_A_TURN})\b)"
+    # "the first (method) to/that …" is a superlative that describes a paper, not a pointer to a turn
+    rf"(?!(?:\s+{_TURN_NOUN})?\s+(?:to|that|which|who|ever)\b)(?:\s+{_TURN_NOUN})?",
     re.I,
 )
 # "that paper", "this method", "those thoughts": an explicit pointer to an earlier turn ("these"/"those"

@@ -62,6 +62,18 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ),
         ("Which paper beats the previous state of the art on ImageNet?", ["What does EvoGen do?"], None),
         ("What happens in the first stage of MR.Q training?", ["What does EvoGen do?"], None),
+        (
+            "Which paper is the first method to unify audio and video tokenizers?",
+            ["What does EvoGen do?"],
+            None,
+        ),
+        (
+            "Is there work that was the first to prove convergence for transformers?",
+            ["What does EvoGen do?"],
+            None,
+        ),
+        ("What is the first paper that studies reward hacking in agents?", ["What does EvoGen do?"], None),
+        ("Back to the first paper: what data did they use?", ["A?", "B?"], 0),  # a pointer still points
         ("Datasets used?", ["What does Celcomen do?"], 0),
         ("What does Celcomen do?", [], None),
         ("And what does Topograph do for segmentation?", ["What does EvoGen do?"], None),  # new subject
