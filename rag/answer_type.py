@@ -25,8 +25,8 @@ _ENTITY = re.compile(
 )
 # ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
 _INTRODUCED = re.compile(
-    r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?|creat\w*|collect\w*|curat\w*)\b", re.I
-)
+    r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?|creat\w*|collect\w*|curat\w*)\b(?!-)", re.I
+)  # "novel-class samples" describes the samples, it introduces nothing
 
 # "…, visium or xenium?": the options a question asks the sources to choose between (1-3 words each,
 # after a comma, colon, parenthesis or spaced dash, ending the question)
@@ -93,6 +93,25 @@ _FIELD_ACRONYMS = frozenset(
 )
 
 
+def _spelled_fields(sentence: str) -> frozenset[str]:
+    """Words of the sentence that spell out a field acronym given after them ("Large Language Models
+    (LLMs)"); capitalised, they still name no particular thing."""
+    low = sentence.lower()
+    out = set()
+    for m in re.finditer(r"\(\s*([a-z]{2,6}?)s?\s*\)", low):
+        acronym = m.group(1)
+        pattern = acronym.upper() in _UPPER_FIELDS and initials_pattern(acronym)
+        spelled = pattern and [
+            x for x in pattern.finditer(low, 0, m.start()) if not low[x.end() : m.start()].strip()
+        ]
+        if spelled:
+            out |= set(re.findall(r"[a-z]+", spelled[-1].group()))
+    return frozenset(out)
+
+
+_UPPER_FIELDS = frozenset(a.upper() for a in _FIELD_ACRONYMS)
+
+
 def _field_word(token: str) -> bool:
     """ "AI", "LLMs", "LLM-based", "GPU-heavy": a field or a kind; "ViT-B" or "GPT-4" name one."""
     head, _, rest = token.partition("-")
@@ -107,9 +126,12 @@ def _names(
     an acronym of words `spelled` out (flattened: "DL" for a question saying "deep learning"), nor of
     the paper's own `family` (name heads of its title: "FairMT-10K" beside "FairMT-Bench")."""
     out = []
+    spelled_fields = _spelled_fields(sentence)
     for i, t in enumerate(TOKEN.findall(sentence)):
         if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
             continue
+        if t.lower() in spelled_fields:
+            continue  # "Large Language Models (LLMs)": a field spelled out, capitalised or not
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
         if named and (_field_word(t) or (upper == 1 and t.lower() in stopwords())):

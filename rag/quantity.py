@@ -12,9 +12,21 @@ import re
 
 from rag.text import flatten, stem, stopwords
 
+# Settings a paper sets to a value ("what epsilon did they use", "which temperature"): asked for, they
+# want the value, which an abstract states as a number or not at all
+_SETTING = (
+    r"epsilon|privacy budgets?|learning rates?|batch sizes?|temperatures?|weight decay|dropout rates?|"
+    r"step sizes?|context lengths?|window sizes?"
+)
+# ... named as the thing asked, not as a modifier ("which temperature scaling method")
+_SETTING_END = (
+    r"(?=\s*[?,;(/]|$|\s+(?:does|do|did|is|was|are|were|has|have|had|can|could|would|and|or|of|on|in|for|at|"
+    r"with|from|over|they|we|it|used?|values?|settings?)\b)"
+)
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|fast|large|big)|what (is|was|are|were) the (number|size|accuracy|score|speed|rate)|"
-    r"as a number|what (accuracy|fid|score|speed-?up|learning rate|batch size|percentage|number|bleu|f1|auc)|"
+    r"as a number|what (accuracy|fid|score|speed-?up|percentage|number|bleu|f1|auc)|"
+    rf"(?:what|which) (?:is |was |are |were )?(?:the )?(?:values? (?:of |for )?)?(?:the )?(?:{_SETTING}){_SETTING_END}|"
     r"(learning rate|batch size|parameters|gpu hours|wall-clock))\b",
     re.I,
 )
@@ -24,8 +36,9 @@ _QUANTITY_NOUN = re.compile(
     r"\bhow many ((?:[\w\-]+ ){0,2}?[\w\-]+?)(?= (?:does|do|did|were|was|are|is|have|has|had|can|could|would|"
     r"will|should|must|in|of|for|on|to|per|at|by|with|from|over|under|across|between|among|into|than|as|"
     r"before|after|until|while|when|where|that|which|if|the|it|they|we|you|there|\w{3,}ed)\b|[?,.;]|$)|"
-    r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|learning rate|batch size|"
+    r"\bwhat (?:is |was |are |were )?(?:the )?(number|size|accuracy|score|speed-?up|"
     r"percentage|fid|bleu|f1|auc|win rate|success rate|error rate|parameters?)\b|"
+    rf"\b(?:what|which) (?:is |was |are |were )?(?:the )?(?:values? (?:of |for )?)?(?:the )?({_SETTING}){_SETTING_END}|"
     r"\b(learning rate|batch size|parameters|gpu hours|speed-?up)\b",
     re.I,
 )
@@ -67,6 +80,8 @@ _METRIC_SYNONYMS = {
     "save": {"reduct", "decreas", "fewer"},
     "speedup": {"faster", "speed", "acceler"},
 }
+# A setting an abstract may state under another word or symbol ("ε = 1", "a privacy budget of 8")
+_SETTING_SYNONYMS = {"epsilon": {"varepsilon", "budget"}, "budget": {"epsilon", "varepsilon"}}
 # "How much faster", "how long", "how big": no noun says what is measured, the adjective does; the
 # number must stand next to a word of its dimension. Dimension -> (its name, its words), and the
 # adjectives that ask for it.
@@ -137,6 +152,7 @@ def quantity_heads(question: str) -> set[str]:
     for m in _QUANTITY_NOUN.finditer(question):
         phrase = next(g for g in m.groups() if g)
         heads |= _phrase_head(phrase)
+    heads |= {w for h in heads for w in _SETTING_SYNONYMS.get(h, ())}
     for m in _VALUE.finditer(question):
         for w in re.findall(r"[\w@.\-]+", m.group(1)):
             if w.lower() not in _QUALIFIERS and w.lower() not in stopwords():
@@ -196,6 +212,7 @@ _NUMBER_WORD = re.compile(
     r"\w+fold|single|(?:sub|super)?linear|quadratic|cubic|exponential|logarithmic|polynomial",  # orders of growth
     re.I,
 )
+_MAGNITUDE = re.compile(r"\d[\d.,]*[KMB]")
 # what a count fused to its noun starts with ("12-layer", "7B-parameter", "thirty-two-layer")
 _CARDINAL = re.compile(rf"\d[\d.,]*[KMB]?|{_CARDINAL_WORDS}", re.I)
 
@@ -223,15 +240,22 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     """Whether the sentence states a number that the question (`given`) does not already hold, within
     `window` tokens of a word of `heads` (any number when there are no heads)."""
     have = _given_tokens(given)
-    toks = TOKEN.findall(sentence)
+    toks = TOKEN.findall(sentence.replace("ε", " epsilon ").replace("ϵ", " epsilon "))
     nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
     if not heads:
         return bool(nums)
     counted = _counted(given)
+    # "with up to 100K nodes", "a 7B model": a count with a magnitude is a size, whatever it counts
+    if "size" in heads and any(_MAGNITUDE.fullmatch(toks[i]) for i in nums):
+        return True
     # "a 12-layer transformer" counts layers: a number fused to the very noun a "how many" asks about
     if any(_counts_fused(t, counted) and flatten(t) not in have for t in toks):
         return True
-    at = [i for i, t in enumerate(toks) if any(stem(p) in heads for p in [t, *re.split(r"[-@]", t)])]
+    # a word inside a math token names too ("$\\varepsilon=1$")
+    parts = [
+        [t, *re.split(r"[-@]", t), *(re.findall(r"[A-Za-z]+", t) if t.startswith("$") else ())] for t in toks
+    ]
+    at = [i for i, ps in enumerate(parts) if any(stem(p) in heads for p in ps)]
     low = [t.lower() for t in toks]
 
     def counts_other(i: int, j: int) -> bool:

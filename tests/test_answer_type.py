@@ -20,6 +20,8 @@ def test_entity_questions_want_a_name_unless_the_paper_made_the_thing():
     assert entity_heads("What new datasets were released with it?") == []  # described, not named
     assert entity_heads("What model family is it derived from?") == []  # "family" is the head
     assert entity_heads("What does it do, and which does it model?") == []  # "model" a verb
+    # "novel-class samples" describes the samples: the question still wants the model's name
+    assert entity_heads("Which diffusion model generates the novel-class samples?") == ["model"]
 
 
 def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
@@ -95,6 +97,13 @@ def test_a_field_acronym_names_no_particular_thing():
     assert (
         unnamed_entity("Which backbones were used?", [("Backbones ViT-B and GPT-4 are used.", "X")]) is None
     )
+    # a field spelled out before its acronym, capitalised, still names no particular model
+    spelled = [
+        ("Samples are made by diffusion models from descriptions by Large Language Models (LLMs).", "X")
+    ]
+    assert unnamed_entity("Which diffusion model makes the samples?", spelled) == "model"
+    named = [("Samples are made by Stable Diffusion from descriptions by Large Language Models (LLMs).", "X")]
+    assert unnamed_entity("Which diffusion model makes the samples?", named) is None
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,5 @@
 """The support judge, citation binding, extractive fallback and the answerability check."""
 
-
 from rag.cite import bind, extractive, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL

@@ -28,6 +28,12 @@ from tests.conftest import CEL, RL
         ("Which metric does it propose?", False),
         ("What does the discriminator learn, and what exactly does it score?", False),  # "score" a verb
         ("How many papers study unlearning?", False),  # a count of papers: the lister's
+        # a setting's value
+        ("What epsilon / privacy budget did they use in experiments?", True),
+        ("What is the value of epsilon in their experiments?", True),
+        ("which temperature do they sample at?", True),
+        ("Which temperature scaling method do they use?", False),  # a method, named after a setting
+        ("Does it work under a small privacy budget?", False),
     ],
 )
 def test_questions_wanting_a_number(question, wants):
@@ -170,3 +176,22 @@ def test_an_acronyms_plural_and_spelled_out_counts_are_counts():
     a = "How many adaptors does each client use?"
     assert states_quantity("Each client mixes twelve different adaptors.", quantity_heads(a), a, window=5)
     assert not states_quantity("Each client mixes different adaptors.", quantity_heads(a), a, window=5)
+
+
+def test_a_settings_value_is_a_number_by_its_name_or_symbol():
+    q = "What epsilon / privacy budget did they use?"
+    h = quantity_heads(q)
+    assert states_quantity("We train with a privacy budget $\\varepsilon=1$ on CIFAR.", h, q, 5)
+    assert states_quantity("At ε = 8 the accuracy stays high.", h, q, 5)
+    assert not states_quantity("Our experiments show favorable performance at 3 sites.", h, q, 5)
+
+
+def test_a_count_with_a_magnitude_is_a_size():
+    q = "how big were the instances they tested on?"
+    h = quantity_heads(q)
+    assert states_quantity("Results on TSP and CVRP with up to 100K nodes show gains.", h, q, 5)
+    assert not states_quantity("It is 5.3x faster on 4 GPUs.", h, q, 5)
+    # a "how many" counts its own noun: a magnitude alone is no answer to it
+    assert not states_quantity(
+        "Results with up to 100K nodes.", quantity_heads("How many GPUs?"), "How many GPUs?", 5
+    )
