@@ -241,3 +241,35 @@ def domain_words(text: str) -> dict[str, str]:
             if kind and kind not in out:
                 out[kind] = part.replace("-", " ")
     return out
+
+
+# Tasks, each with the words that name it: a description asking one task of a paper that does another
+# ("… for semantic segmentation" of a detection paper) describes a paper that isn't there.
+TASKS = {
+    "segmentation": "segmentation segment segmenting",
+    "detection": "detection detect detecting detector detectors",
+    "classification": "classification classify classifier classifiers recognition categorization",
+    "generation": "generation generate generating generative synthesis synthesize synthesizing",
+    "forecasting": "forecasting forecast forecasts",
+    "tracking": "tracking tracker",
+    "captioning": "captioning caption captions",
+    "retrieval": "retrieval retrieve retrieving",
+    "translation": "translation translate translating",
+    "summarization": "summarization summarize summarizing summaries",
+    "reconstruction": "reconstruction reconstruct reconstructing",
+    "editing": "editing edit edits",
+}
+_TASK_OF = {stem(w): task for task, words in TASKS.items() for w in words.split()}
+
+
+def tasks(text: str) -> set[str]:
+    """The tasks (TASKS) a text names."""
+    return {_TASK_OF[w] for w in content_words(text) if w in _TASK_OF}
+
+
+def swapped_task(phrase: str, text: str) -> bool:
+    """Whether a phrase the text never uses asks a task (TASKS) the text doesn't do while the text does
+    another: a described paper doing something else, not a paraphrase of this one."""
+    asked = tasks(phrase)
+    done = tasks(text)
+    return bool(asked) and not asked & done and bool(done)

@@ -23,6 +23,7 @@ from rag.names import (
     joined,
     mentions,
     named_terms,
+    swapped_task,
     swapped_variant,
 )
 from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
@@ -225,7 +226,8 @@ def missing_aspects(
     """For each paper (its text, and its vectors as rows), the parts of the topic it lacks: runs of
     words it never uses whose removal from the topic brings the topic closer to the paper by at least
     `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
-    matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little."""
+    matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little.
+    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always."""
     if not papers:
         return []
     runs = [_absent_runs(topic, text) for text, _ in papers]
@@ -233,12 +235,15 @@ def missing_aspects(
     vv = vectors(variants)
     at = {v: i for i, v in enumerate(variants)}
     out = []
-    for (_, mat), r in zip(papers, runs):
+    for (text, mat), r in zip(papers, runs):
         if not r:
             out.append([])
             continue
         best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
-        out.append([phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain])
+        # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
+        out.append(
+            [phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)]
+        )
     return out
 
 

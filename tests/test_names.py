@@ -92,3 +92,14 @@ def test_options_joined_by_or_are_one_group_and_no_two_subjects():
     # options are not two subjects: joined by "or" they don't make a comparison of papers
     assert not joined("How much does X improve A or B?", {"x", "a", "b"})
     assert joined("How many tasks do A and B report?", {"a", "b"})
+
+
+def test_a_task_asked_of_a_paper_doing_another_is_a_swap():
+    from rag.names import swapped_task, tasks
+
+    assert tasks("Text-to-image synthesis and object detectors") == {"generation", "detection"}
+    detection = "An interactive state space model for 3D object detection."
+    assert swapped_task("semantic segmentation", detection)
+    assert not swapped_task("image generation", "A text-to-image synthesis model.")  # the same task
+    assert not swapped_task("semantic segmentation", "A new state space model.")  # no task named: unknown
+    assert not swapped_task("interactive queries", detection)  # no task asked

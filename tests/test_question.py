@@ -115,6 +115,22 @@ def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
     ) == [[]]
 
 
+def test_a_task_swapped_for_another_is_lacking_however_little_it_moves_the_vector(judge):
+    text = (
+        "We propose an interactive state space model for 3D indoor object detection on point clouds. "
+        "System states serve as queries and improve AP on ScanNet."
+    )
+    paper = [(text, judge.vectors([x.strip() for x in text.split(".") if x.strip()]))]
+    swapped = (
+        "a state space model whose states are queries for 3D indoor semantic segmentation of point clouds"
+    )
+    assert missing_aspects(swapped, paper, judge.vectors, 0.06) == [["semantic segmentation"]]
+    # the same task in other words is no swap
+    assert missing_aspects(
+        "a state space model for detecting objects in 3D point clouds", paper, judge.vectors, 0.06
+    ) == [[]]
+
+
 T2I = Paper(
     "P3",
     "Text-to-image diffusion models struggle with compositionality. We propose a multi-stage curriculum "
