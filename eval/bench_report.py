@@ -53,7 +53,7 @@ def _backend_label(backend: str | None, dtype: str | None) -> str:
 
 
 def markdown(res: dict) -> str:
-    from eval.report import fmt
+    from eval.report_markdown import fmt
 
     s = res["summary"]
     L = [

@@ -80,7 +80,7 @@ def _rss_now_mb() -> float | None:
 def w_serve(a: dict) -> dict:
     """Serving process: engine + LLM. Generation vs bare generate, end-to-end vs the llama-index
     baseline, and peak RSS of serving (taken before the baseline loads its own embedder)."""
-    from eval.run import corpus_files, load_questions
+    from eval.inputs import corpus_files, load_questions
     from rag import prompts
     from rag.answer import Engine
     from rag.corpus import read_file

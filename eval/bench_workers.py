@@ -128,7 +128,8 @@ def w_ingest(a: dict) -> dict:
 
 
 def _queries(a: dict) -> list[str]:
-    from eval.run import load_questions, retrieval_query
+    from eval.inputs import load_questions
+    from eval.rows import retrieval_query
 
     qs = load_questions(a["questions"])
     qs = [q for q in qs if q["type"] != "summary"]

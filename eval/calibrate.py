@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from eval import metrics as M
 from eval.metrics import gold_ranks, hit_at_k, ndcg_at_k, reciprocal_rank
+from eval.scores import refusal_auc, refusal_sweep
 
 SWEEP = [
     0.0,
@@ -239,7 +239,7 @@ def draft_refusal_sweep(rows: Sequence[dict], which: bool, thresholds: Sequence[
     """The second refusal rule (rag/answer.py): a draft with no supported sentence is refused when
     answerability < threshold (`which_fallback_min` for "which paper" questions, else
     `fallback_min_answerability`). Rates are over all answer rows, like the first rule's."""
-    return M.refusal_sweep(
+    return refusal_sweep(
         rows,
         thresholds,
         key="answerability",
@@ -262,10 +262,10 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
         "refusal_signal": next(
             (r["features"].get("refusal_signal") for r in answers if r.get("features")), None
         ),
-        "refusal_sweeps": {k: M.refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats}
+        "refusal_sweeps": {k: refusal_sweep(answers, key=k, thresholds=SWEEP) for k in feats}
         if answers
         else {},
-        "refusal_auc": {k: M.refusal_auc(answers, key=k) for k in feats} if answers else {},
+        "refusal_auc": {k: refusal_auc(answers, key=k) for k in feats} if answers else {},
         # refusals added after an unsupported draft, on top of the first rule (rows that reached it)
         "draft_refusal_sweeps": {
             "which": draft_refusal_sweep(answers, True),

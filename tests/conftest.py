@@ -1,4 +1,4 @@
-"""Shared fixtures: a tiny corpus, the seed index, a fake LLM, a real `chroma run` server."""
+"""Shared fixtures: a tiny corpus, the seed index, a fake LLM, a real `chroma run` server, eval papers."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ RL = Paper(
     1,
     title="MR.Q",
 )
+
+
+def P(pid, f="x.jsonl", i=None):
+    """A paper as eval rows hold one (retrieved or cited), for the eval metric and score tests."""
+    return {"paper_id": pid, "source_file": f, "index": i}
 
 
 class FakeLLM:
