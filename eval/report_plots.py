@@ -7,8 +7,6 @@ from pathlib import Path
 
 from eval.report_markdown import get
 
-PNGS = ("by_type.png", "recall_at_k.png", "latency.png")
-
 
 def write_plots(out: Path, report: dict, rows: Sequence[dict], configs: Sequence[str]) -> list[str]:
     import matplotlib

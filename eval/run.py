@@ -2,7 +2,6 @@
 score them and write report.json, report.md, rows.jsonl and PNG plots.
 
 Entry point for the CLI: `eval.run.main(questions, corpus, out, compare, limit, settings, ...)`.
-Also runnable without the CLI: `python -m eval.run --help`.
 Its inputs (questions, configs, corpus, index) are eval/inputs.py; the scores and report sections
 eval/scores.py; the files written eval/report.py.
 """

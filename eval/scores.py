@@ -20,7 +20,6 @@ from eval.metrics import (
 )
 
 SPECIFIC_TYPES = ("factoid", "multi", "followup", "paraphrase")
-UNANSWERABLE = "unanswerable"
 
 
 # ------------------------------------------------------------------ rows -> report
