@@ -130,8 +130,8 @@ def _names(
     for i, t in enumerate(TOKEN.findall(sentence)):
         if len(t) < 2 or not re.search(r"[A-Za-z]", t) or t.startswith(("O(", "$")):
             continue
-        if t.lower() in spelled_fields:
-            continue  # "Large Language Models (LLMs)": a field spelled out, capitalised or not
+        if t.lower() in spelled_fields or re.fullmatch(r"[A-Za-z]+@(?:\d+|k)", t):
+            continue  # "Large Language Models (LLMs)": a field spelled out; "Pass@64": a metric's cut-off
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
         if named and (_field_word(t) or (upper == 1 and t.lower() in stopwords())):
@@ -161,6 +161,7 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
     about it never name; None when each is named or never talked about (other checks decide then).
     `sentences`: (text, its paper's title) from the papers the question is about."""
     asked = {flatten(t) for t in TOKEN.findall(question)} | {stem(t) for t in TOKEN.findall(question)}
+    asked |= {flatten(p) for t in TOKEN.findall(question) for p in t.split("-")}  # "Lean" of "Lean-STaR"
     for head in entity_heads(question):
         stems = _head_stems(head)
         talk = [

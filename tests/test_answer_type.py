@@ -104,6 +104,13 @@ def test_a_field_acronym_names_no_particular_thing():
     assert unnamed_entity("Which diffusion model makes the samples?", spelled) == "model"
     named = [("Samples are made by Stable Diffusion from descriptions by Large Language Models (LLMs).", "X")]
     assert unnamed_entity("Which diffusion model makes the samples?", named) is None
+    # a part of a name the question gives, or a metric's cut-off, names no model either
+    own = [
+        ("We fine-tune the model on proofs verified by the Lean solver, beating base models (Pass@64).", "X")
+    ]
+    assert unnamed_entity("Which base model is Lean-STaR fine-tuned from?", own) == "base model"
+    named = [("We fine-tune the InternLM2-7B base model with the Lean solver.", "X")]
+    assert unnamed_entity("Which base model is Lean-STaR fine-tuned from?", named) is None
 
 
 @pytest.mark.parametrize(
