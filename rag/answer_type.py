@@ -14,15 +14,24 @@ import re
 from rag.quantity import AUX, NOT_MODIFIER, NOT_RELATION, TOKEN
 from rag.text import flatten, initials_pattern, stem, stopwords
 
+_KINDS = (
+    r"simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
+    r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?"
+)
 # Things that are referred to by their proper names: "which simulator" wants "CARLA", not "a simulator"
 _ENTITY = re.compile(
     rf"\b(?:which|what)\s+(?:{NOT_MODIFIER}{NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
-    r"(simulators?|datasets?|benchmarks?|baselines?|llms?|(?:language |vision-language |base |foundation |pre-?trained )?models?|"
-    r"gpus?|hardware|platforms?|librar(?:y|ies)|toolkits?|robots?|engines?|backbones?|optimizers?|solvers?)\b"
+    rf"({_KINDS})\b"
     r"(?!\s+(?:papers?|works?|stud(?:y|ies)|articles?|submissions?|abstracts?)\b)"  # "benchmark papers": a paper
     rf"(?=\s+(?:{AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
     re.I,
 )
+# "… on three Cell Painting datasets. Which three are they?": the kind is named before the question
+_WHICH_ONES = re.compile(
+    r"\bwhich\s+(?:ones?|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:are|were)\s+(?:they|these|those|them)\b",
+    re.I,
+)
+_KIND = re.compile(rf"\b({_KINDS})\b", re.I)
 # ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
 _INTRODUCED = re.compile(
     r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?|creat\w*|collect\w*|curat\w*)\b(?!-)", re.I
@@ -75,7 +84,10 @@ def entity_heads(question: str) -> list[str]:
     the question is about something the paper introduces."""
     if _INTRODUCED.search(question):
         return []
-    return [m.group(1).lower() for m in _ENTITY.finditer(question)]
+    heads = [m.group(1).lower() for m in _ENTITY.finditer(question)]
+    ones = _WHICH_ONES.search(question)
+    kinds = _KIND.findall(question[: ones.start()]) if ones and not heads else []
+    return heads or kinds[-1:]
 
 
 def _head_stems(head: str) -> set[str]:

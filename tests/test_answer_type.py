@@ -20,6 +20,11 @@ def test_entity_questions_want_a_name_unless_the_paper_made_the_thing():
     assert entity_heads("What new datasets were released with it?") == []  # described, not named
     assert entity_heads("What model family is it derived from?") == []  # "family" is the head
     assert entity_heads("What does it do, and which does it model?") == []  # "model" a verb
+    # "Which three are they?" asks for names of the kind the question named before
+    assert entity_heads("It is validated on three Cell Painting datasets. Which three are they?") == [
+        "datasets"
+    ]
+    assert entity_heads("Which three are they?") == []
     # "novel-class samples" describes the samples: the question still wants the model's name
     assert entity_heads("Which diffusion model generates the novel-class samples?") == ["model"]
 
