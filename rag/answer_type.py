@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
+from rag.names import UPPER_FIELDS, field_word
 from rag.quantity import AUX, NOT_MODIFIER, NOT_RELATION, TOKEN
 from rag.text import flatten, initials_pattern, stem, stopwords
 
@@ -98,13 +99,6 @@ def _head_stems(head: str) -> set[str]:
     return stems
 
 
-# Acronyms of fields and kinds of things, written in capitals but naming no particular one
-_FIELD_ACRONYMS = frozenset(
-    "AI ML DL RL NLP CV LLM VLM MLLM LM GPU CPU TPU API SOTA GNN CNN RNN DNN MLP GAN VAE RAG QA VQA LSTM RLHF "
-    "MoE".split()
-)
-
-
 def _spelled_fields(sentence: str) -> frozenset[str]:
     """Words of the sentence that spell out a field acronym given after them ("Large Language Models
     (LLMs)"); capitalised, they still name no particular thing."""
@@ -112,22 +106,13 @@ def _spelled_fields(sentence: str) -> frozenset[str]:
     out = set()
     for m in re.finditer(r"\(\s*([a-z]{2,6}?)s?\s*\)", low):
         acronym = m.group(1)
-        pattern = acronym.upper() in _UPPER_FIELDS and initials_pattern(acronym)
+        pattern = acronym.upper() in UPPER_FIELDS and initials_pattern(acronym)
         spelled = pattern and [
             x for x in pattern.finditer(low, 0, m.start()) if not low[x.end() : m.start()].strip()
         ]
         if spelled:
             out |= set(re.findall(r"[a-z]+", spelled[-1].group()))
     return frozenset(out)
-
-
-_UPPER_FIELDS = frozenset(a.upper() for a in _FIELD_ACRONYMS)
-
-
-def _field_word(token: str) -> bool:
-    """ "AI", "LLMs", "LLM-based", "GPU-heavy": a field or a kind; "ViT-B" or "GPT-4" name one."""
-    head, _, rest = token.partition("-")
-    return head.rstrip("s") in _FIELD_ACRONYMS and (not rest or rest.islower())
 
 
 def _names(
@@ -146,7 +131,7 @@ def _names(
             continue  # "Large Language Models (LLMs)": a field spelled out; "Pass@64": a metric's cut-off
         upper = sum(c.isupper() for c in t)
         named = upper >= 2 or (upper and any(c.isdigit() for c in t)) or (i > 0 and t[0].isupper())
-        if named and (_field_word(t) or (upper == 1 and t.lower() in stopwords())):
+        if named and (field_word(t) or (upper == 1 and t.lower() in stopwords())):
             continue  # "embodied AI", "LLMs": a field or a kind; "…, We": a capitalised function word
         if named and "-" in t and flatten(t.partition("-")[0]) in family:
             continue  # a sibling of the paper's own artifact, not one it names from elsewhere

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from rag.names import mentions, named_terms
+from rag.names import field_word, mentions, named_terms
 from rag.question import COMPARE, SINGLE, WHICH
 from rag.text import content_words, flatten
 
@@ -119,7 +119,8 @@ _ELLIPSIS = re.compile(
 _SWITCH = re.compile(
     r"^\W*(?:ok(?:ay)?\W+|now\W+|next\W+)?(?:let'?s\s+(?:move|switch|turn|go)\s+(?:on\s+)?to|switching\s+to|"
     r"moving\s+on|on\s+(?:a|another)\s+(?:different\s+)?(?:note|topic)|different\s+(?:topic|question)|"
-    r"new\s+(?:topic|question|q)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?)\b",
+    r"new\s+(?:topic|question|q)|change\s+of\s+(?:topic|subject)|unrelated(?:ly)?|"
+    r"(?:switching|changing|shifting)\s+(?:gears|topics?|subjects?)|(?:a\s+)?(?:different|another|separate)\s+paper)\b",
     re.I,
 )
 # "What about …", "OK, and how about …"
@@ -131,9 +132,20 @@ _CLAUSE = re.compile(
 )
 
 
-# A subject the question describes: "the paper on X", "the one about X", "what about X — <question>".
+_PAPER_KIND = r"(?:paper|work|study|one|method|approach|model|framework|benchmark|analysis)"
+# "the results on X, …", "the experiments with Y: …": a part of the paper already talked about
+_PART = (
+    r"results?|experiments?|evaluations?|ablations?|settings?|tables?|figures?|sections?|appendix|"
+    r"baselines?|numbers?|scores?|training|tests?|gains?|improvements?|limitations?|code|data"
+)
+# A subject the question describes: "the (robotic assembly) paper on X", "the one about X", "what about
+# X — <question>", or a topic set off before the question ("the benchmark for bias in chat — what …?",
+# "In the neuroscience paper that …, what …?").
 _DESCRIBED = re.compile(
-    r"\bthe\s+(?:paper|work|study|one|method|approach|model)\s+(?:on|about|that\s+(?!it\b|they\b))\s*(?P<x>[^,:;?—–]+)|"
+    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?{_PAPER_KIND}s?\s+"
+    r"(?:on|about|(?:that|where|which|in\s+which)\s+(?!it\b|they\b|its\b|their\b))\s*(?P<x>[^,:;?—–]+)|"
+    rf"^\W*(?:(?:ok(?:ay)?|now|so|and|alright|then)\W+)*(?:(?:in|on|for|regarding|about|as\s+for|with)\s+)?"
+    rf"(?P<t>the\s+(?!(?:{_PART})\b)[^,:;?—–]+?)\s*(?:—|–|\s-\s|:|,)\s*(?=\w)|"
     rf"{_WHAT_ABOUT}(?!(?:{_SETTING}|its?|their|the\s+same)\b)"
     r"(?P<y>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)|"
     # "And for the <description>, which …?": a subject of its own before the question (three new words)
@@ -150,7 +162,8 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     pronoun = _ANAPHORA.search(question)
     first = pronoun.start() if pronoun else len(question)
     low = flatten(question)
-    terms = [t for t in named_terms(question) if not mentions(before, t)]
+    # "how many LLMs did they test?": a field acronym names no new subject
+    terms = [t for t in named_terms(question) if not mentions(before, t) and not field_word(t)]
     # "What about on SUN RGB-D?" asks the same of another setting: an ellipsis, not a clause
     clause = _CLAUSE.search(question) and not _DETAIL.match(question)
     if clause and any(0 <= low.find(t) < first for t in terms):
@@ -158,11 +171,15 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     m = _DESCRIBED.search(question)
     if not m or m.start() >= first:
         return False
-    x = m.group("x") or m.group("y") or m.group("z") or ""
+    x = m.group("x") or m.group("y") or m.group("z") or m.group("t") or ""
     words = content_words(x) - content_words(" ".join(turns))
     # "What about speed — is it …?" asks more of the same paper: a new subject takes two words of its own;
-    # "And for CIFAR-10, what …?" asks the same paper of another setting: a subject after "and for", three
-    need = 1 if m.group("x") else 2 if m.group("y") else 3
+    # "And for CIFAR-10, what …?" asks the same paper of another setting: a subject after "and for", three;
+    # a topic set off before the question, two when it names a paper-like thing, else three
+    kind = re.search(rf"\b{_PAPER_KIND}\b", x, re.I)
+    if m.group("t") and kind:
+        words -= content_words(kind.group())  # "the larger model": the kind noun names no subject
+    need = 1 if m.group("x") else 2 if m.group("y") or (m.group("t") and kind) else 3
     return len(words) >= need and not _ANAPHORA.search(x)
 
 

@@ -104,6 +104,24 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("And for the ablation, what did they remove?", ["What does EvoGen do?"], 0),
         ("And for the larger variant, what is the accuracy?", ["What does EvoGen do?"], 0),
         ("new q: the bandit paper with delayed feedback — what regret does it get?", ["What is UniG?"], None),
+        # a topic set off before the question (a dash, a colon, "In the … paper that …,") is a subject
+        ("Switching gears — how does SmODE bound its Lipschitz constant?", ["What does EvoGen do?"], None),
+        (
+            "the scaling-law analysis of retrieval corpora — do they find a plateau?",
+            ["What is UniG?", "What does it cite?"],
+            None,
+        ),
+        (
+            "In the protein paper that predicts binding pockets, which data do they use?",
+            ["What is UniG?"],
+            None,
+        ),
+        ("On the speech one that distills teachers, what WER do they get?", ["What does EvoGen do?"], None),
+        # … but a part of the paper in talk ("the results on …") or a generic phrase asks the same paper
+        ("The results with heavy label noise — are they better?", ["What does EvoGen do?"], 0),
+        ("In the experiments with long contexts, how fast is it?", ["What does EvoGen do?"], 0),
+        ("The larger model — how does it do?", ["What does EvoGen do?"], 0),
+        ("OK then, how many LLMs did they evaluate?", ["What does EvoGen do?"], 0),  # a field, no name
     ],
 )
 def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
