@@ -20,7 +20,8 @@ _PAPER_NOUN = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|submissions
 _LIST_HEAD = re.compile(
     rf"{_OPENER}(?:"
     rf"(?:which|what)\s+(?:(?:\w+|\w+-\w+)\s+){{0,2}}?{_PAPER_NOUN}\b|"  # which (ICLR) papers / what recent works
-    rf"(?:is|are)\s+there\s+(?:\w+\s+){{0,2}}?{_PAPER_NOUN}\b|"  # is there any work / are there papers
+    # is there any work / are there papers / is there a text-to-video generation paper
+    rf"(?:is|are)\s+there\s+(?:[\w-]+\s+){{0,3}}?{_PAPER_NOUN}\b|"
     r"how\s+many\s+(?:\w+\s+){0,2}?(?:papers|works|studies|articles|abstracts|submissions|publications)\b|"
     rf"(?:does|do)\s+any\s+(?:\w+\s+){{0,1}}?{_PAPER_NOUN}\b|"
     rf"any\s+{_PAPER_NOUN}\b|"
@@ -69,11 +70,29 @@ def wants_many(question: str) -> bool:
     )
 
 
+# Words of a list frame that describe no paper ("which recent ICLR papers", "is there any good work")
+_FRAME_WORDS = frozenset(
+    "which what is are there does do any some list find show name enumerate give me how many who a an the "
+    "recent other good relevant existing iclr 2025 more further one two three four five six seven eight nine ten "
+    "few several so ok okay now and also".split()
+)
+
+
 def described(question: str) -> str:
-    """What a "which paper …" / "papers on …" question describes: the question without its frame."""
-    text = _LIST_HEAD.sub("", WHICH.sub("", question), count=1)
+    """What a "which paper …" / "papers on …" question describes: the question without its frame,
+    keeping the frame's modifiers ("is there a text-to-video paper that …" describes text-to-video)."""
+    text = WHICH.sub("", question)
+    m = _LIST_HEAD.search(text)
+    kept = ""
+    if m:
+        words = re.findall(r"[\w-]+", m.group())
+        mods = [
+            w for w in words[:-1] if w.lower() not in _FRAME_WORDS and not re.fullmatch(_PAPER_NOUN, w, re.I)
+        ]
+        kept = " ".join(mods) + " " if mods and re.fullmatch(_PAPER_NOUN, words[-1], re.I) else ""
+        text = text[: m.start()] + text[m.end() :]
     text = re.sub(r"^\s*(in (this|the) collection|here)\b", "", text.strip(), flags=re.I)
-    return text.strip(" ?.!")
+    return (kept + text.strip()).strip(" ?.!")
 
 
 # ------------------------------------------------------------------ conversation: does it lean on history?

@@ -169,11 +169,12 @@ class GroundingSettings(BaseModel):
         "tokens of the thing measured (calibration half: refuses 2 of 2 such seeds unanswerables, 0 answerable).",
     )
     variant_min_share: float = D(
-        0.7,
+        0.6,
         "Refused as a swapped variant: a question using at least this share of its paper's words names a "
         "hyphenated compound the paper has with one part changed (text-to-video for text-to-image; "
-        "rag.names.swapped_variant). Calibration questions, both scales: the one such unanswerable uses 0.82 of "
-        "its paper's words; the three answerable paraphrases that swap a part for a synonym, 0.40-0.56.",
+        "rag.names.swapped_variant). Calibration questions, both scales: the two such unanswerables use 0.82 "
+        "and 0.67 of their paper's words (fresh10-cal); the three answerable paraphrases that swap a part for a "
+        "synonym, 0.40-0.56.",
     )
     drop_unsupported: bool = D(False, "Drop unsupported answer sentences (default: shown, marked).")
     focus_broad_ratio: float = D(

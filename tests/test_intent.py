@@ -11,6 +11,7 @@ import pytest
         ("Is there work on smoothing a policy's actions in continuous control?", "list"),
         ("Are there any studies of LLM fairness over many turns?", "list"),
         ("Any papers on protein inverse folding?", "list"),
+        ("Is there a text-to-video generation paper here that uses curricula?", "list"),  # 3 modifiers
         ("How many papers study machine unlearning?", "list"),
         ("How many oral papers are about diffusion?", "list"),
         ("How many baseline methods does SRSA beat?", "explain"),
@@ -143,6 +144,13 @@ def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
         ("OK, is there a paper here on tabular foundation models?", "on tabular foundation models"),
         ("Which papers in this collection are about speculative decoding?", "are about speculative decoding"),
         ("List papers on tokenizer-free language models", "on tokenizer-free language models"),
+        # the frame's own modifiers describe the paper too
+        (
+            "is there a text-to-video generation paper that uses curricula?",
+            "text-to-video generation that uses curricula",
+        ),
+        ("Which diffusion papers study guidance?", "diffusion study guidance"),
+        ("Find me three recent robotics papers about grasping", "robotics about grasping"),
     ],
 )
 def test_described_drops_the_question_frame(q, want):
