@@ -9,7 +9,7 @@ import re
 
 from rag.names import field_word, mentions, named_terms
 from rag.question import COMPARE, SINGLE, WHICH
-from rag.text import content_words, flatten
+from rag.text import content_words, flatten, stopwords
 
 # ------------------------------------------------------------------ what shape of answer is asked for
 
@@ -70,11 +70,11 @@ def wants_many(question: str) -> bool:
     )
 
 
-# Words of a list frame that describe no paper ("which recent ICLR papers", "is there any good work")
+# Words of a list frame that describe no paper ("which recent ICLR papers", "find me five good works"),
+# beside the stopwords
 _FRAME_WORDS = frozenset(
-    "which what is are there does do any some list find show name enumerate give me how many who a an the "
-    "recent other good relevant existing iclr 2025 more further one two three four five six seven eight nine ten "
-    "few several so ok okay now and also".split()
+    "list find show name enumerate give many recent good relevant existing iclr 2025 ok okay several "
+    "one two three four five six seven eight nine ten".split()
 )
 
 
@@ -87,7 +87,9 @@ def described(question: str) -> str:
     if m:
         words = re.findall(r"[\w-]+", m.group())
         mods = [
-            w for w in words[:-1] if w.lower() not in _FRAME_WORDS and not re.fullmatch(_PAPER_NOUN, w, re.I)
+            w
+            for w in words[:-1]
+            if w.lower() not in _FRAME_WORDS | stopwords() and not re.fullmatch(_PAPER_NOUN, w, re.I)
         ]
         kept = " ".join(mods) + " " if mods and re.fullmatch(_PAPER_NOUN, words[-1], re.I) else ""
         text = text[: m.start()] + text[m.end() :]
