@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag.names import UPPER_FIELDS, field_word
+from rag.names import FIELD_ACRONYMS, field_word
 from rag.quantity import AUX, NOT_MODIFIER, NOT_RELATION, TOKEN
 from rag.text import flatten, initials_pattern, stem, stopwords
 
@@ -106,7 +106,7 @@ def _spelled_fields(sentence: str) -> frozenset[str]:
     out = set()
     for m in re.finditer(r"\(\s*([a-z]{2,6}?)s?\s*\)", low):
         acronym = m.group(1)
-        pattern = acronym.upper() in UPPER_FIELDS and initials_pattern(acronym)
+        pattern = acronym.upper() in FIELD_ACRONYMS and initials_pattern(acronym)
         spelled = pattern and [
             x for x in pattern.finditer(low, 0, m.start()) if not low[x.end() : m.start()].strip()
         ]

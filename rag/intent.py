@@ -86,12 +86,10 @@ def described(question: str) -> str:
     kept = ""
     if m:
         words = re.findall(r"[\w-]+", m.group())
-        mods = [
-            w
-            for w in words[:-1]
-            if w.lower() not in _FRAME_WORDS | stopwords() and not re.fullmatch(_PAPER_NOUN, w, re.I)
-        ]
-        kept = " ".join(mods) + " " if mods and re.fullmatch(_PAPER_NOUN, words[-1], re.I) else ""
+        if re.fullmatch(_PAPER_NOUN, words[-1], re.I):  # "… paper": the words before it may describe it
+            skip = _FRAME_WORDS | stopwords()
+            mods = [w for w in words[:-1] if w.lower() not in skip and not re.fullmatch(_PAPER_NOUN, w, re.I)]
+            kept = " ".join(mods) + " " if mods else ""
         text = text[: m.start()] + text[m.end() :]
     text = re.sub(r"^\s*(in (this|the) collection|here)\b", "", text.strip(), flags=re.I)
     return (kept + text.strip()).strip(" ?.!")

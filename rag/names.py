@@ -49,18 +49,17 @@ def form_words() -> frozenset[str]:
     return frozenset(stem(w) for w in QWORDS)
 
 
-# Acronyms of fields and kinds of things, written in capitals but naming no particular one
+# Acronyms of fields and kinds of things (upper-cased), written in capitals but naming no particular one
 FIELD_ACRONYMS = frozenset(
     "AI ML DL RL NLP CV LLM VLM MLLM LM GPU CPU TPU API SOTA GNN CNN RNN DNN MLP GAN VAE RAG QA VQA LSTM RLHF "
-    "MoE".split()
+    "MOE".split()
 )
-UPPER_FIELDS = frozenset(a.upper() for a in FIELD_ACRONYMS)
 
 
 def field_word(token: str) -> bool:
     """ "AI", "LLMs", "llm-based", "GPU-heavy": a field or a kind; "ViT-B" or "GPT-4" name one."""
     head, _, rest = token.partition("-")
-    return re.sub(r"s$", "", head).upper() in UPPER_FIELDS and (not rest or rest.islower())
+    return re.sub(r"s$", "", head).upper() in FIELD_ACRONYMS and (not rest or rest.islower())
 
 
 def named_terms(question: str) -> set[str]:
