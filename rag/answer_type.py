@@ -24,9 +24,11 @@ _ENTITY = re.compile(
     rf"\b(?:which|what)\s+(?:{NOT_MODIFIER}{NOT_RELATION}[\w\-]+\s+){{0,5}}?"  # "which of the six … models"
     rf"({_KINDS})\b"
     r"(?!\s+(?:papers?|works?|stud(?:y|ies)|articles?|submissions?|abstracts?)\b)"  # "benchmark papers": a paper
-    rf"(?=\s+(?:{AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;]|$)",  # "models benchmarked"
+    rf"(?=\s+(?:{AUX}|and|or|in|on|for|to|with|from|of|\w+s|\w+ed)\b|\s*[?,;(]|$)",  # "models benchmarked"
     re.I,
 )
+# Words before a generic kind that only stress it ("which exact model"), not say which models are meant
+_STRESS = frozenset("exact specific particular precise actual underlying main other".split())
 # "… on three Cell Painting datasets. Which three are they?": the kind is named before the question
 _WHICH_ONES = re.compile(
     r"\bwhich\s+(?:ones?|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:are|were)\s+(?:they|these|those|them)\b",
@@ -35,8 +37,9 @@ _WHICH_ONES = re.compile(
 _KIND = re.compile(rf"\b({_KINDS})\b", re.I)
 # ... unless the paper made it: a new dataset is described ("aerial images of buildings"), not named
 _INTRODUCED = re.compile(
-    r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?|creat\w*|collect\w*|curat\w*)\b(?!-)", re.I
-)  # "novel-class samples" describes the samples, it introduces nothing
+    r"\b(new|novel|release[sd]?|introduc\w*|propos\w*|buil[dt]s?(?!\s+(?:on|upon)\b)|creat\w*|collect\w*|curat\w*)\b(?!-)",
+    re.I,
+)  # "novel-class samples" describes the samples, it introduces nothing; "built on X" uses X
 
 # "…, visium or xenium?": the options a question asks the sources to choose between (1-3 words each,
 # after a comma, colon, parenthesis or spaced dash, ending the question)
@@ -85,10 +88,32 @@ def entity_heads(question: str) -> list[str]:
     the question is about something the paper introduces."""
     if _INTRODUCED.search(question):
         return []
-    heads = [m.group(1).lower() for m in _ENTITY.finditer(question)]
+    heads = [head for head, _ in _entities(question)]
     ones = _WHICH_ONES.search(question)
     kinds = _KIND.findall(question[: ones.start()]) if ones and not heads else []
     return heads or kinds[-1:]
+
+
+def _entities(question: str) -> list[tuple[str, list[str]]]:
+    """(kind, the words between "which"/"what" and it) for each kind of named thing asked for; "what
+    fraction of the dataset" asks for a share of it, not its name ("which of the six models" does)."""
+    out = []
+    for m in _ENTITY.finditer(question):
+        between = question[m.start() : m.start(1)].split()[1:]
+        if "of" not in (w.lower() for w in between[1:]):
+            out.append((m.group(1).lower(), between))
+    return out
+
+
+def without_guesses(question: str) -> str:
+    """The question without the answers it guesses right after the kind it asks for ("which LLMs (GPT-4?
+    Llama?) were evaluated" -> "which LLMs were evaluated"): guesses are not the subject, and the paper
+    asked about need not name them."""
+    for m in reversed(list(_ENTITY.finditer(question))):
+        g = re.match(r"\s*\(([^()]{1,80})\)", question[m.end() :])
+        if g and ("?" in g.group(1) or _EXAMPLES.search(g.group(1).strip())):
+            question = question[: m.end()] + question[m.end() + g.end() :]
+    return question
 
 
 def _head_stems(head: str) -> set[str]:
@@ -159,20 +184,31 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
     `sentences`: (text, its paper's title) from the papers the question is about."""
     asked = {flatten(t) for t in TOKEN.findall(question)} | {stem(t) for t in TOKEN.findall(question)}
     asked |= {flatten(p) for t in TOKEN.findall(question) for p in t.split("-")}  # "Lean" of "Lean-STaR"
-    for head in entity_heads(question):
+    spelled = flatten(question)
+
+    def names(text: str, title: str, known: set[str]) -> list[str]:
+        return _names(text, known | {flatten(t) for t in TOKEN.findall(title)}, spelled, _family(title))
+
+    ents = _entities(question) if not _INTRODUCED.search(question) else []
+    for head, between in ents or [(h, []) for h in entity_heads(question)]:
         stems = _head_stems(head)
+        # "which depth model": a sentence on the paper's own model ("… in our model") is not about it
+        within = (
+            {stem(w) for w in between if w.lower() not in stopwords() | _STRESS}
+            if "model" in stems
+            else set()
+        )
         talk = [
             (text, title)
             for text, title in sentences
-            if stems & {stem(p) for t in TOKEN.findall(text) for p in [t, *t.split("-")]}
+            if (words := {stem(p) for t in TOKEN.findall(text) for p in [t, *t.split("-")]}) & stems
+            and (not within or words & within)
         ]
         known = asked | stems
-        if talk and not any(
-            _names(
-                text, known | {flatten(t) for t in TOKEN.findall(title)}, flatten(question), _family(title)
-            )
-            for text, title in talk
-        ):
+        if talk and not any(names(text, title, known) for text, title in talk):
+            return head
+        # never talked about: an abstract that names nothing at all can't say which one either
+        if not talk and sentences and not any(names(text, title, known) for text, title in sentences):
             return head
     return None
 

@@ -123,6 +123,13 @@ def mentions(text: str, term: str) -> bool:
         for alt in (term.replace("-", " "), term.replace("-", "")):
             if _mentions(text, alt):
                 return True
+        # a short symbol between the parts: "Schatten-norm" / "schatten p-norms", "llama-70b" / "llama 2 70b"
+        if term.count("-") == 1 and head and last:
+            parts = (
+                rf"{re.escape(head)}\s+(?:[a-z]|\d[\d.]*|\$[^$\s]{{1,6}}\$)[\s\-]{re.escape(last)}(?:e?s)?"
+            )
+            if re.search(rf"(?<![a-z0-9]){parts}(?![a-z0-9])", text):
+                return True
     return _mentions(text, term)
 
 
@@ -191,6 +198,7 @@ def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, st
     if not words or len(words & content_words(text)) / len(words) < min_share:
         return None
     flat = flatten(text)
+    used = content_words(text)
     have = {tuple(stem(p) for p in m.group().split("-")): m.group() for m in _COMPOUND.finditer(text)}
     for m in _COMPOUND.finditer(question):
         asked = m.group()
@@ -198,7 +206,10 @@ def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, st
         if parts in have or mentions(flat, asked.lower()):
             continue
         for other, found in have.items():
-            if len(other) == len(parts) and sum(a != b for a, b in zip(other, parts)) == 1:
+            changed = [a for a, b in zip(parts, other) if a != b]
+            # the changed part a word the text uses elsewhere ("symmetry-quotiented" of a text on quotienting
+            # out symmetries): the paper's own words recombined, a paraphrase
+            if len(other) == len(parts) and len(changed) == 1 and changed[0] not in used:
                 return asked, found[:1].lower() + found[1:] if found[1:2].islower() else found
     return None
 

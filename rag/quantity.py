@@ -241,7 +241,13 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     `window` tokens of a word of `heads` (any number when there are no heads)."""
     have = _given_tokens(given)
     toks = TOKEN.findall(sentence.replace("ε", " epsilon ").replace("ϵ", " epsilon "))
-    nums = [i for i, t in enumerate(toks) if _is_number(t) and flatten(t) not in have]
+    # "single" counts ("a single GPU") but measures nothing: no accuracy or error is "single"
+    metric = bool(_VALUE.search(given))
+    nums = [
+        i
+        for i, t in enumerate(toks)
+        if _is_number(t) and flatten(t) not in have and not (metric and t.lower() == "single")
+    ]
     if not heads:
         return bool(nums)
     counted = _counted(given)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity
+from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity, without_guesses
 from rag.cite import Judge
 from rag.hygiene import validate_question
 from rag.names import (
@@ -111,7 +111,8 @@ def answerability(
     if not hits:
         return 0.0, "nothing retrieved"
     texts = _source_texts(hits)
-    own = asked or question
+    question = without_guesses(question)
+    own = without_guesses(asked or question)
     terms = named_terms(own)
     groups = alternatives(own, terms)  # "A or B": one of them named is enough
     named = {t for t in terms if any(mentions(x, t) for x in texts)}

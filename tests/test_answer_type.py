@@ -8,6 +8,7 @@ from rag.answer_type import (
     entity_heads,
     states_code,
     unnamed_entity,
+    without_guesses,
 )
 from rag.question import answerability
 from rag.types import Hit, Paper
@@ -37,7 +38,38 @@ def test_unnamed_entity_needs_a_new_name_in_the_sentences_about_the_thing():
     assert unnamed_entity(q, named) is None
     # the paper's own name (in its title) is not the simulator's
     assert unnamed_entity(q, [("SimCore simulates assembly.", "SimCore: fast assembly")]) == "simulator"
-    assert unnamed_entity(q, [("We study assembly.", "SRSA")]) is None  # never talked about: others decide
+    # never talked about: an abstract naming nothing can't say which one; one naming things leaves it to others
+    assert unnamed_entity(q, [("We study assembly.", "SRSA")]) == "simulator"
+    assert unnamed_entity(q, [("We study assembly on the Franka arm.", "SRSA")]) is None
+
+
+def test_which_model_is_read_in_the_sentences_about_that_kind_of_model():
+    q = "Which segmentation model provides the masks?"
+    own = [
+        ("A Gated Fusion Block is introduced in our model.", "MaskMix"),
+        ("Masks come from an off-the-shelf segmentation model.", "MaskMix"),
+    ]
+    assert unnamed_entity(q, own) == "model"  # "Gated Fusion Block" is the paper's model, not the mask model
+    named = [*own[:1], ("Masks come from the SAM segmentation model.", "MaskMix")]
+    assert unnamed_entity(q, named) is None
+    # stress words say nothing of which models: every sentence on a model is read
+    assert unnamed_entity("Which exact model is used?", own) is None
+
+
+def test_a_share_of_a_thing_and_a_base_it_is_built_on():
+    assert entity_heads("What share of the benchmark do they solve?") == []  # asks for a share
+    assert entity_heads("Which of the four benchmarks is hardest?") == ["benchmarks"]
+    assert entity_heads("Which backbone is the detector built on?") == ["backbone"]  # "built on" uses it
+    assert entity_heads("Which backbone does the dataset they built use?") == []  # the paper built it
+
+
+def test_guessed_answers_after_the_asked_kind_are_not_its_subject():
+    assert (
+        without_guesses("Which GPUs (A100? H100?) did FooNet train on?") == "Which GPUs did FooNet train on?"
+    )
+    assert without_guesses("Which optimizer (e.g. AdamW) does it use?") == "Which optimizer does it use?"
+    assert without_guesses("Which benchmark (MMLU) is hardest?") == "Which benchmark (MMLU) is hardest?"
+    assert entity_heads("Which specific LLMs (GPT-4? Llama?) are compared?") == ["llms"]
 
 
 def test_siblings_of_the_papers_own_artifact_and_capitalised_function_words_name_nothing():

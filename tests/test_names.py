@@ -44,6 +44,18 @@ def test_swapped_variant_finds_a_compound_with_one_part_changed():
     assert swapped_variant(q.replace("text-to-video", "text to image"), text, 0.7) is None  # spelled apart
     assert swapped_variant(q, text, 0.95) is None  # in words of its own: a paraphrase may swap a synonym
     assert swapped_variant("does it help image-to-video models?", text, 0.0) is None  # two parts changed
+    # the changed part is a word the text uses elsewhere: the paper's own words recombined
+    reused = text + " The curriculum orders negatives by difficulty."
+    assert swapped_variant(q.replace("text-to-video", "difficulty-aware"), reused, 0.5) is None
+    assert swapped_variant(q.replace("text-to-video", "text-to-difficulty"), reused, 0.5) is None
+    assert swapped_variant(q, reused, 0.7) == ("text-to-video", "text-to-image")
+
+
+def test_a_hyphenated_name_is_mentioned_with_a_short_symbol_between_its_parts():
+    assert mentions("bounded by schatten p-norms of the error", "schatten-norm")
+    assert mentions("we fine-tune llama 2 70b", "llama-70b")
+    assert not mentions("schatten and nuclear norms", "schatten-norm")
+    assert not mentions("schatten classes of long p-norms", "schatten-norm")
 
 
 def test_domains_names_the_kinds_of_data_a_text_talks_about():

@@ -195,3 +195,12 @@ def test_a_count_with_a_magnitude_is_a_size():
     assert not states_quantity(
         "Results with up to 100K nodes.", quantity_heads("How many GPUs?"), "How many GPUs?", 5
     )
+
+
+def test_single_counts_things_but_states_no_measured_value():
+    q = "What top-1 accuracy does the method reach?"
+    heads = quantity_heads(q)
+    assert not states_quantity("It fits accuracy and speed in a single model.", heads, q, window=5)
+    assert states_quantity("It reaches 81.2% top-1 accuracy in a single model.", heads, q, window=5)
+    q = "How many GPUs does training take?"
+    assert states_quantity("Training takes a single GPU.", quantity_heads(q), q, window=5)
