@@ -163,6 +163,8 @@ _PART = (
 _DESCRIBED = re.compile(
     rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?{_PAPER_KIND}s?\s+"
     r"(?:on|about|(?:that|where|which|in\s+which)\s+(?!it\b|they\b|its\b|their\b))\s*(?P<x>[^,:;?—–]+)|"
+    # "that planning approach mixing symbolic and neural concepts": described by what it does (three new words)
+    rf"\b(?:the|that|this)\s+(?:[\w-]+\s+){{0,3}}?{_PAPER_KIND}s?\s+(?P<p>[a-z]+ing\s[^,:;?—–]+)|"
     rf"^\W*(?:(?:ok(?:ay)?|now|so|and|alright|then)\W+)*(?:(?:in|on|for|regarding|about|as\s+for|with)\s+)?"
     rf"(?P<t>the\s+(?!(?:{_PART})\b)[^,:;?—–]+?)\s*(?:—|–|\s-\s|:|,)\s*(?=\w)|"
     rf"{_WHAT_ABOUT}(?!(?:{_SETTING}|its?|their|the\s+same)\b)"
@@ -171,6 +173,9 @@ _DESCRIBED = re.compile(
     r"^\W*(?:and|now|ok(?:ay)?)\W+(?:as\s+)?(?:for|regarding)\s+(?P<z>[^,:;?—–]+)\s*(?:—|–|-\s|:|,)\s*(?=\w)",
     re.I,
 )
+
+
+_COMPARE_WORD = re.compile(r"\b(?:compar\w*|than|versus|vs\.?|against|differ\w*|relative\s+to)\b", re.I)
 
 
 def _names_new_subject(question: str, turns: list[str]) -> bool:
@@ -188,9 +193,12 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     if clause and any(0 <= low.find(t) < first for t in terms):
         return True
     m = _DESCRIBED.search(question)
-    if not m or m.start() >= first:
+    # "… did they give, in the work on X?": a described paper after the pronoun is its subject, unless
+    # the question compares ("how does it compare to the paper on X?")
+    after = bool(m and m.group("x") and re.search(r"(?:^|,)\s*(?:in|for|from)\s+$", question[: m.start()]))
+    if not m or (m.start() >= first and (not after or _COMPARE_WORD.search(question))):
         return False
-    x = m.group("x") or m.group("y") or m.group("z") or m.group("t") or ""
+    x = m.group("x") or m.group("y") or m.group("z") or m.group("t") or m.group("p") or ""
     words = content_words(x) - content_words(" ".join(turns))
     # "What about speed — is it …?" asks more of the same paper: a new subject takes two words of its own;
     # "And for CIFAR-10, what …?" asks the same paper of another setting: a subject after "and for", three;
@@ -198,8 +206,11 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     kind = re.search(rf"\b{_PAPER_KIND}\b", x, re.I)
     if m.group("t") and kind:
         words -= content_words(kind.group())  # "the larger model": the kind noun names no subject
-    need = 1 if m.group("x") else 2 if m.group("y") or (m.group("t") and kind) else 3
-    return len(words) >= need and not _ANAPHORA.search(x)
+    need = 1 if m.group("x") and not after else 2 if m.group("y") or (m.group("t") and kind) else 3
+    # a pronoun inside the description's own clause ("the setup where users protect their data") is the
+    # description's; one before it ("the paper, what did they …") points back
+    head = re.split(r"\b(?:where|that|which|who|whose|when)\b", x, maxsplit=1)[0]
+    return len(words) >= need and not _ANAPHORA.search(head)
 
 
 def referent(question: str, turns: list[str]) -> int | None:

@@ -231,3 +231,29 @@ def test_the_generator_is_asked_the_standalone_question_or_the_users_words():
         for_generator("How does it compare to SRSA?", query)
         == "How does it compare to SRSA? (What does Celcomen do?)"
     )
+
+
+@pytest.mark.parametrize(
+    "q, want",
+    [
+        # described by what it does, after a demonstrative and a field word
+        (
+            "How large was the test set of that vision model fusing radar and lidar depth maps, and what did they beat?",
+            None,
+        ),
+        # a described paper after the pronoun is the question's subject ...
+        ("What bound did they prove, in the work on decentralized bandits with delayed feedback?", None),
+        ("Which loss do they use, for the paper about protein docking with equivariant flows?", None),
+        # ... unless the question compares with it, or the description is too thin
+        ("How does it compare to the work on decentralized bandits with delayed feedback?", 0),
+        ("What did they prove, in the work on bandits?", 0),
+        # a pronoun in the description's own clause is the description's
+        ("For the setup where clients keep their gradients private, what does the server estimate?", None),
+        ("For the paper, what do they estimate?", 0),
+        ("Does that method using it need labels?", 0),
+    ],
+)
+def test_a_subject_described_after_a_pronoun_or_by_what_it_does(q, want):
+    from rag.intent import referent
+
+    assert referent(q, ["What does JEPT learn?"]) == want
