@@ -86,23 +86,22 @@ def choice_options(question: str) -> list[list[str]]:
 def entity_heads(question: str) -> list[str]:
     """The kinds of named thing the question asks for ("which simulator", "which LLMs"); none when
     the question is about something the paper introduces."""
-    if _INTRODUCED.search(question):
-        return []
-    heads = [head for head, _ in _entities(question)]
-    ones = _WHICH_ONES.search(question)
-    kinds = _KIND.findall(question[: ones.start()]) if ones and not heads else []
-    return heads or kinds[-1:]
+    return [head for head, _ in _asked_kinds(question)]
 
 
-def _entities(question: str) -> list[tuple[str, list[str]]]:
+def _asked_kinds(question: str) -> list[tuple[str, list[str]]]:
     """(kind, the words between "which"/"what" and it) for each kind of named thing asked for; "what
     fraction of the dataset" asks for a share of it, not its name ("which of the six models" does)."""
+    if _INTRODUCED.search(question):
+        return []
     out = []
     for m in _ENTITY.finditer(question):
         between = question[m.start() : m.start(1)].split()[1:]
         if "of" not in (w.lower() for w in between[1:]):
             out.append((m.group(1).lower(), between))
-    return out
+    ones = _WHICH_ONES.search(question)
+    kinds = _KIND.findall(question[: ones.start()]) if ones and not out else []
+    return out or [(k, []) for k in kinds[-1:]]
 
 
 def without_guesses(question: str) -> str:
@@ -189,15 +188,11 @@ def unnamed_entity(question: str, sentences: list[tuple[str, str]]) -> str | Non
     def names(text: str, title: str, known: set[str]) -> list[str]:
         return _names(text, known | {flatten(t) for t in TOKEN.findall(title)}, spelled, _family(title))
 
-    ents = _entities(question) if not _INTRODUCED.search(question) else []
-    for head, between in ents or [(h, []) for h in entity_heads(question)]:
+    skip = stopwords() | _STRESS
+    for head, between in _asked_kinds(question):
         stems = _head_stems(head)
         # "which depth model": a sentence on the paper's own model ("… in our model") is not about it
-        within = (
-            {stem(w) for w in between if w.lower() not in stopwords() | _STRESS}
-            if "model" in stems
-            else set()
-        )
+        within = {stem(w) for w in between if w.lower() not in skip} if "model" in stems else set()
         talk = [
             (text, title)
             for text, title in sentences

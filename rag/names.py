@@ -195,10 +195,10 @@ def swapped_variant(question: str, text: str, min_share: float) -> tuple[str, st
     question asks about a variant the paper is not about. A paraphrase, in words of its own, may swap
     a part for a synonym ("patient-specific" for "subject-specific") and is left alone."""
     words = content_words(question) - QWORDS
-    if not words or len(words & content_words(text)) / len(words) < min_share:
+    used = content_words(text)
+    if not words or len(words & used) / len(words) < min_share:
         return None
     flat = flatten(text)
-    used = content_words(text)
     have = {tuple(stem(p) for p in m.group().split("-")): m.group() for m in _COMPOUND.finditer(text)}
     for m in _COMPOUND.finditer(question):
         asked = m.group()

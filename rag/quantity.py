@@ -242,7 +242,7 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
     have = _given_tokens(given)
     toks = TOKEN.findall(sentence.replace("ε", " epsilon ").replace("ϵ", " epsilon "))
     # "single" counts ("a single GPU") but measures nothing: no accuracy or error is "single"
-    metric = bool(_VALUE.search(given))
+    metric = _asks_metric(given)
     nums = [
         i
         for i, t in enumerate(toks)
@@ -269,6 +269,12 @@ def states_quantity(sentence: str, heads: set[str], given: str, window: int) -> 
         return i < j and "per" in low[i + 1 : j] and stem(toks[j]) in counted
 
     return any(abs(i - j) <= window and not counts_other(i, j) for i in nums for j in at)
+
+
+@functools.lru_cache(maxsize=64)
+def _asks_metric(question: str) -> bool:
+    """The question asks a measured value ("what accuracy …"), read once per question, not per sentence."""
+    return bool(_VALUE.search(question))
 
 
 @functools.lru_cache(maxsize=64)

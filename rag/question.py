@@ -112,7 +112,7 @@ def answerability(
         return 0.0, "nothing retrieved"
     texts = _source_texts(hits)
     question = without_guesses(question)
-    own = without_guesses(asked or question)
+    own = without_guesses(asked) if asked else question
     terms = named_terms(own)
     groups = alternatives(own, terms)  # "A or B": one of them named is enough
     named = {t for t in terms if any(mentions(x, t) for x in texts)}
