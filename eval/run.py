@@ -98,7 +98,7 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
         deep = engine.retriever.retrieve(standalone, depth, mode)
         row["timings"]["deep_retrieve_s"] = round(time.perf_counter() - t0, 4)
     else:
-        standalone = retrieval_query(q)
+        standalone = retrieval_query(q, engine, top_k, mode)
         t0 = time.perf_counter()
         deep = engine.retriever.retrieve(standalone, depth, mode)
         row.update(

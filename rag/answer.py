@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from rag import prompts
 from rag.cite import Judge, bind, extractive, render
+from rag.condense import Condensed, Condenser, user_turns
 from rag.embedder import get_embedder
 from rag.errors import UserError
 from rag.evidence import (
@@ -27,7 +28,7 @@ from rag.evidence import (
 )
 from rag.hygiene import is_instruction_only
 from rag.index import Index
-from rag.intent import for_generator, shape, standalone
+from rag.intent import for_generator, shape
 from rag.list_answer import list_answer
 from rag.models import LLM, load_llm
 from rag.question import answerability, check_question, focus
@@ -41,12 +42,6 @@ _INTRODUCES = re.compile(
 )
 
 
-def user_turns(history: list[dict] | None) -> list[str]:
-    return [
-        m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()
-    ]
-
-
 class Engine:
     def __init__(self, settings: Settings, embedder=None, llm: LLM | None = None, index: Index | None = None):
         self.settings = settings
@@ -56,6 +51,7 @@ class Engine:
         self.judge = Judge(self.embedder, settings.judge_cos_weight, settings.judge_mismatch_penalty)
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
+        self.condenser = Condenser(settings, lambda: self.retriever.bm25().idf, settings.condense_cache)
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -76,6 +72,7 @@ class Engine:
         papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
         report = self.index.ingest(papers, self.embedder, progress=progress, on_progress=on_progress)
         self.retriever.refresh()
+        self.condenser.clear()
         return report
 
     def ingest_if_empty(self, paths=None):
@@ -149,6 +146,17 @@ class Engine:
         ]
 
     # ------------------------------------------------------------ public API
+    def condense(
+        self, question: str, history: list[dict] | None, top_k: int | None = None, mode=None, filters=None
+    ) -> Condensed:
+        """How the question is read in its chat (rag.condense): the standalone query and why."""
+        k, mode = top_k or self.settings.top_k, mode or self.settings.mode
+
+        def retrieve(q: str) -> list[Hit]:
+            return self.retriever.retrieve(q, k, mode, filters=filters)
+
+        return self.condenser(question, user_turns(history), retrieve, key=(k, mode, filters))
+
     def stream(
         self,
         question: str,
@@ -165,7 +173,9 @@ class Engine:
         question = check_question(question, s.max_question_chars)
         self._require_index()
         t0 = time.perf_counter()
-        query = standalone(question, user_turns(history))
+        k, mode = top_k or s.top_k, mode or s.mode
+        read = self.condense(question, history, k, mode, filters)
+        query = read.query
         kind = "summary" if task == "summarize" else shape(question)
         if kind == "summary":
             from rag.summarize import summarize_stream
@@ -174,9 +184,10 @@ class Engine:
                 self, query, top_k=top_k, mode=mode, question=question, filters=filters
             )
             return
-        k = top_k or s.top_k
         depth = max(k, s.list_candidates) if kind == "list" else k
-        hits = self.retriever.retrieve(query, depth, mode or s.mode, filters=filters)
+        hits = read.hits.get(query) if depth == k else None  # the reading's own retrieval, when it ran
+        if hits is None:
+            hits = self.retriever.retrieve(query, depth, mode, filters=filters)
         timings = {"retrieve_s": time.perf_counter() - t0}
         yield Retrieved(question, query, kind, hits)
         shown = hits[: s.context_papers]

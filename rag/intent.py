@@ -213,15 +213,9 @@ def _names_new_subject(question: str, turns: list[str]) -> bool:
     return len(words) >= need and not _ANAPHORA.search(head)
 
 
-def referent(question: str, turns: list[str]) -> int | None:
-    """Index of the earlier user turn the question depends on, or None when it stands on its own.
-
-    In order: an ordinal ("the first one") or a demonstrative ("that paper", "those results") points
-    back; a stated switch ("Let's move to …") or a new subject introduced before any pronoun (a name in a
-    full question, "the paper on X", "What about X — …") stands alone; a pronoun, a weak definite ("the
-    method") or an ellipsis ("And on X?", "What about on X?") leans on the last turn. A question that
-    names its own subject is answered on its own: a topic switch never drags the last turn along, and a
-    pronoun before a new name ("How does it compare to X?") keeps the subject it points to."""
+def points_back(question: str, turns: list[str]) -> int | None:
+    """The earlier turn an ordinal ("the first one", "the former") or a demonstrative ("that paper",
+    "those results") points to in so many words, else None."""
     if not turns:
         return None
     back = _REFERS_BACK.search(question)
@@ -234,7 +228,30 @@ def referent(question: str, turns: list[str]) -> int | None:
         return len(turns) - 1
     if _DEMONSTRATIVE.search(question):
         return len(turns) - 1
-    if _SWITCH.search(question) or _names_new_subject(question, turns):
+    return None
+
+
+def states_switch(question: str) -> bool:
+    """The user says the subject changes ("Let's move to …", "Unrelated: …", "different paper")."""
+    return bool(_SWITCH.search(question))
+
+
+def referent(question: str, turns: list[str]) -> int | None:
+    """Index of the earlier user turn the question depends on, or None when it stands on its own,
+    read from the words alone (rag.condense checks the reading against retrieval).
+
+    In order: an ordinal ("the first one") or a demonstrative ("that paper", "those results") points
+    back; a stated switch ("Let's move to …") or a new subject introduced before any pronoun (a name in a
+    full question, "the paper on X", "What about X — …") stands alone; a pronoun, a weak definite ("the
+    method") or an ellipsis ("And on X?", "What about on X?") leans on the last turn. A question that
+    names its own subject is answered on its own: a topic switch never drags the last turn along, and a
+    pronoun before a new name ("How does it compare to X?") keeps the subject it points to."""
+    if not turns:
+        return None
+    back = points_back(question, turns)
+    if back is not None:
+        return back
+    if states_switch(question) or _names_new_subject(question, turns):
         return None
     if _ANAPHORA.search(question) or _ELLIPSIS.search(question):
         return len(turns) - 1
@@ -243,13 +260,18 @@ def referent(question: str, turns: list[str]) -> int | None:
     return None
 
 
+def joined(question: str, base: str) -> str:
+    """The question with the (standalone) turn it leans on in brackets, unless it already holds it."""
+    return question if base.lower() in question.lower() else f"{question} ({base})"
+
+
 def standalone(question: str, turns: list[str]) -> str:
-    """The question made self-contained: the turn it depends on (itself resolved) in brackets."""
+    """The question made self-contained from its words alone: the turn it depends on (itself
+    resolved) in brackets. The engine checks this reading against retrieval (rag.condense)."""
     i = referent(question, turns)
     if i is None:
         return question
-    base = standalone(turns[i], turns[:i])
-    return question if base.lower() in question.lower() else f"{question} ({base})"
+    return joined(question, standalone(turns[i], turns[:i]))
 
 
 # "Unrelated: …", "Fine — …", "OK, so …": chat words before the question, which the small model copies
@@ -266,11 +288,18 @@ _CHAT_OPENER = re.compile(
 )
 
 
+def leaned_on(question: str, query: str) -> str | None:
+    """The earlier turn (standalone) that `joined` put in brackets after the question, else None."""
+    if query != question and query.startswith(f"{question} (") and query.endswith(")"):
+        return query[len(question) + 2 : -1]
+    return None
+
+
 def for_generator(question: str, query: str, how: str = "standalone") -> str:
     """The question the generator is shown: the standalone question or the user's own words ("asked"),
     without chat openers. Retrieval and evidence use the standalone question either way."""
-    if how != "asked" and query != question and query.startswith(f"{question} (") and query.endswith(")"):
-        base = query[len(question) + 2 : -1]  # the earlier turn standalone() put in brackets
+    base = leaned_on(question, query)
+    if how != "asked" and base is not None:
         return f"{_without_opener(question)} ({_without_opener(base)})"
     return _without_opener(question if how == "asked" else query)
 

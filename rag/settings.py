@@ -297,6 +297,31 @@ class GenerationSettings(BaseModel):
     compare_max_new_tokens: int = D(90, "Compare answers: budget of the generated contrast.")
 
 
+class ConversationSettings(BaseModel):
+    """Whether a question leans on the chat (rag.condense): the words' reading, checked by retrieval."""
+
+    condense_check: bool = D(
+        True,
+        "Retrieve both readings (the question alone; with the turn it would lean on) unless it points back or "
+        "states a switch; when their top papers differ, the question's rare words decide. False: the words alone.",
+    )
+    switch_min_gain: float = D(
+        4.0,
+        "Read alone when the alone reading's paper uses this much more of the question's words (summed BM25 idf "
+        "of the words only it uses, minus the reverse) and switch_min_words of them. Calibration sides of every "
+        "eval/*questions.jsonl (172 conversation questions, both scales): top paper of the chosen reading is gold "
+        "163 -> 169; the same 169 for 3-6 (with follow_min_gain 1-3). Held-out sides (168): 145 -> 161.",
+    )
+    switch_min_words: int = D(
+        2, "Read alone only when at least this many of the question's words are the alone paper's alone."
+    )
+    follow_min_gain: float = D(
+        2.0,
+        "Read as a follow-up when the follow-up reading's paper uses this much more (see switch_min_gain).",
+    )
+    condense_cache: int = D(256, "Questions whose reading is remembered (a chat re-sends its history).")
+
+
 class ListSettings(BaseModel):
     """`rag list`: every paper on a topic, each with its best-matching abstract sentence. Calibrated with
     `rag eval-lists` on the calibration topics of eval/list_topics.jsonl, full index (eval/results/lists-full)."""
@@ -350,6 +375,7 @@ class Settings(
     RetrievalSettings,
     GroundingSettings,
     GenerationSettings,
+    ConversationSettings,
     ListSettings,
     ServingSettings,
     BaseSettings,
@@ -371,6 +397,7 @@ class Settings(
             RetrievalSettings,
             GroundingSettings,
             GenerationSettings,
+            ConversationSettings,
             ListSettings,
             ServingSettings,
         ):

@@ -295,6 +295,19 @@ def test_only_latest_turn_sources_visible():
     assert '<section class="turn-sources" data-turn="1">' in html
 
 
+def test_sources_say_which_earlier_question_a_follow_up_was_read_with():
+    a = celcomen_answer()
+    follow = replace(
+        a, question="Does it <b>scale</b>?", standalone_question="Does it <b>scale</b>? (What is X?)"
+    )
+    alone = replace(a, question="What is Y?", standalone_question="What is Y?")
+    html = render.render_sources([Turn(follow.question, answer=follow, status="done")])
+    assert "Read as a follow-up to: <span>What is X?</span>" in html and "<b>" not in html
+    assert "Read as a follow-up" not in render.render_sources(
+        [Turn("What is Y?", answer=alone, status="done")]
+    )
+
+
 def test_empty_states():
     assert "empty-state" in render.render_chat([])
     assert "sources-empty" in render.render_sources([])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rag.intent import leaned_on
 from rag.types import Citation, Hit, Paper
 from ui.answer_text import cited_paper, refusal_text, retrieved_papers
 from ui.safe_html import citation_spans, esc, highlight, safe_url
@@ -118,6 +119,10 @@ def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
     return "".join(parts)
 
 
+def _short(text: str, n: int = 90) -> str:
+    return text if len(text) <= n else text[: n - 3] + "…"
+
+
 def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
     """The sources panel: one section per turn, the latest one visible.
 
@@ -133,10 +138,17 @@ def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
     sections = []
     for i, t in enumerate(turns):
         hidden = "" if i == last else " hidden"
-        q = esc(t.question if len(t.question) <= 90 else t.question[:87] + "…")
+        q = esc(_short(t.question))
+        base = leaned_on(t.question, t.answer.standalone_question or "") if t.answer else None
+        # how the question was read in its chat, so a misread follow-up (or switch) shows
+        read = (
+            f'<div class="for-q read-as">Read as a follow-up to: <span>{esc(_short(base))}</span></div>'
+            if base
+            else ""
+        )
         sections.append(
             f'<section class="turn-sources" data-turn="{i}"{hidden}>'
-            f'<div class="for-q">Sources for: <span>{q}</span></div>'
+            f'<div class="for-q">Sources for: <span>{q}</span></div>{read}'
             f"{_turn_sources(t, i, show_scores)}</section>"
         )
     legend = f'<div class="score-legend">{esc(SCORE_LEGEND)}</div>' if show_scores else ""
