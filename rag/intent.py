@@ -114,6 +114,11 @@ _REFERS_BACK = re.compile(
     rf"(?!(?:\s+{_TURN_NOUN})?\s+(?:to|that|which|who|ever)\b)(?:\s+{_TURN_NOUN})?",
     re.I,
 )
+# "the one before that", "the paper before the last one": the turn before the last
+_BEFORE_LAST = re.compile(
+    rf"\bthe\s+{_TURN_NOUN}\s+before\s+(?:(?:that|this)(?:\s+one)?|it|the\s+last(?:\s+{_TURN_NOUN})?)(?!\s+\w)",
+    re.I,
+)
 # "that paper", "this method", "those thoughts": an explicit pointer to an earlier turn ("these"/"those"
 # before any word; "this"/"that" only before a paper-like noun, as "that" also joins clauses).
 _DEMONSTRATIVE = re.compile(
@@ -218,6 +223,8 @@ def points_back(question: str, turns: list[str]) -> int | None:
     "those results") points to in so many words, else None."""
     if not turns:
         return None
+    if len(turns) > 1 and _BEFORE_LAST.search(question):
+        return len(turns) - 2
     back = _REFERS_BACK.search(question)
     if back:
         word = back.group(1).lower()

@@ -55,6 +55,9 @@ def test_answer_shape_follows_what_was_asked(q, want):
         ("Can the second handle video?", ["A?", "B?", "C?"], 1),
         ("Does the first outperform the second?", ["A?", "B?", "C?"], 0),  # the first pointer leads
         ("What about the first’s limitations?", ["A?", "B?", "C?"], 0),
+        # the turn before the last one
+        ("the one before that: does it scale?", ["A?", "B?", "C?"], 1),
+        ("And the paper before the last one, what data?", ["A?", "B?", "C?"], 1),
         # an ordinal of something else is no pointer to a turn: the question names its own subject
         (
             "OK, different topic: the paper on bandits with delays - what do they prove for the first time?",
