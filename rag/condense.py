@@ -6,7 +6,9 @@ points back in so many words (an ordinal, a demonstrative) or says the subject c
 retrieved: the question on its own, and the question with the turn it would lean on in brackets. When the
 two lead to the same paper, the words' reading (rag.intent.referent) stands. When they lead to different
 papers, the question's own words decide: the reading whose paper uses more of them, each weighted by its
-rarity in the index (words both papers use don't count), wins by a margin (ConversationSettings).
+rarity in the index (words both papers use don't count), wins by a margin (ConversationSettings). A
+clause about a pronoun subject ("Does it also handle X?", "How do they deal with X?") presupposes the
+subject under discussion, so it is never read as a new one, however much X sounds like another paper.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from rag.intent import joined, points_back, referent, states_switch
+from rag.intent import joined, points_back, presupposes, referent, states_switch
 from rag.text import content_words
 from rag.types import Hit, Paper
 
@@ -101,7 +103,9 @@ class Condenser:
             return out
         gain, n = word_gain(question, a[0].paper, f[0].paper, self._idf())
         out.gain = gain
-        if gain >= s.switch_min_gain and n >= s.switch_min_words:
+        # "Does it also handle X?" asks X of the subject: retrieval may not make it a new one
+        held = words_follow and presupposes(question)
+        if gain >= s.switch_min_gain and n >= s.switch_min_words and not held:
             out.query, out.reading = question, "alone"
         elif gain <= -s.follow_min_gain:
             out.query, out.reading = follow, "follow-up"

@@ -308,9 +308,11 @@ class ConversationSettings(BaseModel):
     switch_min_gain: float = D(
         4.0,
         "Read alone when the alone reading's paper uses this much more of the question's words (summed BM25 idf "
-        "of the words only it uses, minus the reverse) and switch_min_words of them. Calibration sides of every "
-        "eval/*questions.jsonl (172 conversation questions, both scales): top paper of the chosen reading is gold "
-        "163 -> 169; the same 169 for 3-6 (with follow_min_gain 1-3). Held-out sides (168): 145 -> 161.",
+        "of the words only it uses, minus the reverse) and switch_min_words of them; never for a clause about a "
+        "pronoun subject ('Does it also …?', 'How do they …?'). Calibration sides of every eval/*questions.jsonl "
+        "(204 conversation questions, both scales, fresh15's follow-ups on another paper's topic read as "
+        "follow-ups to their paper): top paper of the chosen reading is the right one 193 (words alone) -> 199; "
+        "the same for 3-6 and follow_min_gain 2-3. Held-out sides (199): 170 -> 186.",
     )
     switch_min_words: int = D(
         2, "Read alone only when at least this many of the question's words are the alone paper's alone."

@@ -160,6 +160,19 @@ def test_follow_up_leans_on_the_turn_it_refers_to(seed_engine, fake_llm):
     assert "Celcomen" in ans.standalone_question
 
 
+def test_a_described_switch_with_a_pronoun_reads_alone_and_a_detail_stays_a_follow_up(seed_engine):
+    # real retrieval over the seeds: the words say "follow-up" ("they") both times; retrieval decides
+    history = [{"role": "user", "content": "What does EvoGen do?"}, {"role": "assistant", "content": "..."}]
+    q = "how large were the vehicle routing instances they scaled their neural solver to?"
+    ans = seed_engine.ask(q, history)
+    assert ans.standalone_question == q
+    assert "Vehicle Routing" in ans.retrieved[0].paper.title
+    for q in ("how many contrastive pairs did they build?", "Does it also work for routing problems?"):
+        ans = seed_engine.ask(q, history)  # a detail, or another paper's topic asked of this one
+        assert ans.standalone_question.endswith("(What does EvoGen do?)")
+        assert "Compositionality" in ans.retrieved[0].paper.title
+
+
 @pytest.mark.parametrize("q, msg", [("", "empty"), ("   \n\t", "empty"), ("x" * 4001, "4,001 characters")])
 def test_bad_questions(seed_engine, q, msg):
     with pytest.raises(UserError, match=msg):

@@ -72,11 +72,27 @@ def test_a_pronoun_question_that_describes_another_paper_reads_alone(condenser):
     assert got.gain >= 4.0
 
 
-def test_one_new_word_is_no_switch(condenser):
-    # "Helmholtz" is rare and the other paper's word only, but one word after "it" asks more of this paper
+def test_one_new_word_is_no_switch():
+    # "Helmholtz" is rare and the other paper's word only, but one word is no description of a paper
     condenser = Condenser(Settings(), lambda: rare_idf)
     turns = ["How many matrices were the learned preconditioners tested on?"]
-    got = condenser("Does it extend to Helmholtz?", turns, fake_retrieve([]))
+    got = condenser("What results do they give for Helmholtz?", turns, fake_retrieve([]))
+    assert got.alone_top == "waves" and got.gain >= 4.0
+    assert got.reading == "follow-up" and got.query.endswith(f"({turns[0]})")
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "Does it reach optimal convergence for Helmholtz at high wavenumber?",
+        "did they test it for Helmholtz problems at high wavenumber and optimal convergence?",
+        "OK and how do they keep optimal convergence at high wavenumber for Helmholtz?",
+    ],
+)
+def test_a_clause_about_the_pronoun_subject_stays_a_follow_up(condenser, q):
+    # the words describe the other paper well, but "does it / did they / how do they" asks them of this one
+    turns = ["How many matrices were the learned preconditioners tested on?"]
+    got = condenser(q, turns, fake_retrieve([]))
     assert got.alone_top == "waves" and got.gain >= 4.0
     assert got.reading == "follow-up" and got.query.endswith(f"({turns[0]})")
 
