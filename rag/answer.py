@@ -127,6 +127,7 @@ class Engine:
             asked=asked,
             window=self.settings.quantity_window,
             variant_share=self.settings.variant_min_share,
+            asked_gap=(self.settings.asked_max_cover, self.settings.asked_min_missing),
         )
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:

@@ -17,7 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from rag.intent import joined, points_back, presupposes, referent, states_switch
+from rag.gaps import presupposes
+from rag.intent import joined, points_back, referent, states_switch
 from rag.text import content_words
 from rag.types import Hit, Paper
 

@@ -267,22 +267,6 @@ def referent(question: str, turns: list[str]) -> int | None:
     return None
 
 
-# "Does it also handle X?", "did they test it on X?", "how does it deal with X?": a clause about a pronoun
-# subject presupposes the subject the chat is on; X is asked of it, however much X sounds like another paper
-_PRESUPPOSES = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|hmm|btw|then|now|right|wait)\W+)*(?:(?:how|why)\s+)?"
-    r"(?:do|does|did|can|could|is|are|was|were|has|have|had|will|would|should)\s+"
-    r"(?:it|they|its|their|the\s+(?:method|model|approach|paper|authors?))\b",
-    re.I,
-)
-
-
-def presupposes(question: str) -> bool:
-    """The question is a yes/no or how/why clause about a pronoun subject ("Does it …?", "How do they
-    …?"): it asks something of the subject already under discussion."""
-    return bool(_PRESUPPOSES.search(question))
-
-
 def joined(question: str, base: str) -> str:
     """The question with the (standalone) turn it leans on in brackets, unless it already holds it."""
     return question if base.lower() in question.lower() else f"{question} ({base})"

@@ -13,9 +13,9 @@ import numpy as np
 from rag import prompts
 from rag.cite import blend
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
+from rag.gaps import missing_aspects
 from rag.intent import described, wants_many
 from rag.lister import list_papers
-from rag.question import missing_aspects
 from rag.text import content_words
 from rag.types import Answer, Citation, Hit, Sentence
 

@@ -36,12 +36,18 @@ NO_NUMBER = "the abstracts this is about state no number for "
 UNNAMED = "the abstracts this is about never name the "
 NO_CODE = "the abstracts this is about say nothing about released code"
 SWAPPED = "the abstract this is about is on "  # + "text-to-image, not text-to-video"
-_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED)
+NOT_IN_PAPER = "the abstract of "  # + "“Title” never mentions “calcium imaging”" (a follow-up asked of it)
+_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED, NOT_IN_PAPER)
 
 
 def uncovered_reason(words: list[str]) -> str:
     """Why a list question was refused: the closest abstracts match it only in part."""
     return UNCOVERED + ", ".join(f"“{w}”" for w in words)
+
+
+def not_in_paper_reason(title: str, words: str) -> str:
+    """Why a follow-up was refused: it asks its paper about something the abstract never mentions."""
+    return f"{NOT_IN_PAPER}“{title}” never mentions “{words}”"
 
 
 def refusal_text(why: str) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 
 from rag.answer_type import asks_code, choice_options, states_code, unnamed_entity, without_guesses
 from rag.cite import Judge
+from rag.gaps import not_in_paper
 from rag.hygiene import validate_question
 from rag.names import (
     QWORDS,
@@ -23,10 +24,9 @@ from rag.names import (
     joined,
     mentions,
     named_terms,
-    swapped_task,
     swapped_variant,
 )
-from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED
+from rag.prompts import NEVER_MENTIONED, NO_CODE, NO_NUMBER, NOT_IN_ONE, SWAPPED, UNNAMED, not_in_paper_reason
 from rag.quantity import (
     asks_quantity,
     measured_on,
@@ -35,10 +35,8 @@ from rag.quantity import (
     quantity_phrase,
     states_quantity,
 )
-from rag.text import content_words, flatten, stem, stopwords
+from rag.text import Idf, content_words, flatten, stem
 from rag.types import Hit
-
-Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
 
 COMPARE = re.compile(
     r"\b(both|compare[ds]?|comparison|contrast|differ|difference|versus|vs\.?|between|each)\b", re.I
@@ -95,11 +93,13 @@ def answerability(
     asked: str | None = None,
     window: int = 5,
     variant_share: float | None = None,
+    asked_gap: tuple[float, float] | None = None,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
     paper unless the question compares papers), or a kind of data it names (rag.names.DOMAINS); when
     the paper asked about is on a swapped variant of what the question names (rag.names.swapped_variant;
-    `variant_share`, None: not checked), or code is asked for and that paper states no release; for
+    `variant_share`, None: not checked), or a follow-up asks the paper about something it never mentions
+    (`asked_gap`, see `not_in_paper`), or code is asked for and that paper states no release; for
     "which paper" questions, the IDF-weighted share of the described words the best abstract covers;
     for quantity questions, the best evidence sentence that states a new number next to the thing asked (rag.quantity); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
@@ -153,6 +153,10 @@ def answerability(
         absent = sorted(w for k, w in asked_kinds.items() if k not in have)
         if absent:
             return 0.0, NEVER_MENTIONED + ", ".join(absent)
+    if asked_gap and question != own and not which:
+        gap = not_in_paper(own, question[len(own) :], top, hits, idf, *asked_gap)
+        if gap:
+            return 0.0, not_in_paper_reason(top.paper.label, gap)
     # the text-only checks above come before scoring every sentence
     evidence = judge.evidence(hits)
     sc = judge.scores(question, evidence)
@@ -189,63 +193,6 @@ def answerability(
     if head:
         return 0.0, UNNAMED + head
     return best, "best sentence relevance"
-
-
-def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
-    """(phrase, the topic without it) for each run of consecutive content words of the topic that
-    `text` never uses (as written, singular/plural, or spelled-out acronym); stopwords inside a run
-    ("weather and climate") join it."""
-    toks = topic.split()
-    flat, have = flatten(text), content_words(text)
-    runs, cur, gap = [], [], []
-    for i, t in enumerate(toks):
-        w = t.strip(".,;:!?()\"'")
-        if len(w) < 2 or w.lower() in stopwords() or w.lower() in QWORDS:
-            gap.append(i)
-            continue
-        if stem(w) in have or mentions(flat, flatten(w)):
-            if cur:
-                runs.append(cur)
-            cur, gap = [], []
-        else:
-            cur = cur + gap + [i] if cur else [i]
-            gap = []
-    if cur:
-        runs.append(cur)
-    return [
-        (
-            " ".join(toks[j].strip(".,;:!?()\"'") for j in r),
-            " ".join(t for j, t in enumerate(toks) if j not in r),
-        )
-        for r in runs
-    ]
-
-
-def missing_aspects(
-    topic: str, papers: list[tuple[str, np.ndarray]], vectors: Callable[[list[str]], np.ndarray], gain: float
-) -> list[list[str]]:
-    """For each paper (its text, and its vectors as rows), the parts of the topic it lacks: runs of
-    words it never uses whose removal from the topic brings the topic closer to the paper by at least
-    `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
-    matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little.
-    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always."""
-    if not papers:
-        return []
-    runs = [_absent_runs(topic, text) for text, _ in papers]
-    variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
-    vv = vectors(variants)
-    at = {v: i for i, v in enumerate(variants)}
-    out = []
-    for (text, mat), r in zip(papers, runs):
-        if not r:
-            out.append([])
-            continue
-        best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
-        # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
-        out.append(
-            [phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)]
-        )
-    return out
 
 
 def asks_which(question: str) -> bool:

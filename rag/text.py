@@ -10,11 +10,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
+from collections.abc import Callable
 from pathlib import Path
+
+Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over the indexed chunks
 
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")  # a token of content_words
 NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|no(?!-)|never|cannot|neither|nor|none)\b|n't\b", re.I)
 _NOT_NEGATION = re.compile(
@@ -77,7 +80,7 @@ def stem(w: str) -> str:
 
 def content_words(text: str) -> set[str]:
     stop = stopwords()
-    return {stem(w) for w in _WORD.findall(text) if w.lower() not in stop and len(w) > 1}
+    return {stem(w) for w in WORD.findall(text) if w.lower() not in stop and len(w) > 1}
 
 
 def key_terms(text: str) -> set[str]:

@@ -260,22 +260,3 @@ def test_a_subject_described_after_a_pronoun_or_by_what_it_does(q, want):
     from rag.intent import referent
 
     assert referent(q, ["What does JEPT learn?"]) == want
-
-
-@pytest.mark.parametrize(
-    "q, want",
-    [
-        ("Does it also work for video?", True),
-        ("did they test it on real robots?", True),
-        ("OK, and how do they handle missing values?", True),
-        ("Can the method run online?", True),
-        ("Why does it need two stages?", True),
-        ("which backbones did they compare for classifying kidney stones?", False),
-        ("What does EvoGen do?", False),
-        ("in the work on protein folding, do they release code?", False),
-    ],
-)
-def test_a_clause_about_a_pronoun_subject_presupposes_it(q, want):
-    from rag.intent import presupposes
-
-    assert presupposes(q) is want

@@ -1,0 +1,118 @@
+"""What the sources lack of what the question asks, read word by word against one paper's abstract.
+
+Two questions share this: a "which paper …" / list description that a paper matches only in part
+(`missing_aspects`: "graph networks for music recommendation" over a paper on graph networks), and a
+follow-up that asks its paper about something the paper never mentions (`not_in_paper`: "Does it also
+work on calcium imaging data?"). Rare words are weighted by the index's own idf (rag.text.Idf).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from rag.names import QWORDS, mentions, swapped_task
+from rag.text import WORD, Idf, content_words, flatten, stem, stopwords
+from rag.types import Hit
+
+# "Does it also handle X?", "did they test it on X?", "how does it deal with X?": a clause about a pronoun
+# subject presupposes the subject the chat is on; X is asked of it, however much X sounds like another paper
+_PRESUPPOSES = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|hmm|btw|then|now|right|wait)\W+)*(?:(?:how|why)\s+)?"
+    r"(?:do|does|did|can|could|is|are|was|were|has|have|had|will|would|should)\s+"
+    r"(?:it|they|its|their|the\s+(?:method|model|approach|paper|authors?))\b",
+    re.I,
+)
+
+
+def presupposes(question: str) -> bool:
+    """The question is a yes/no or how/why clause about a pronoun subject ("Does it …?", "How do they
+    …?"): it asks something of the subject already under discussion."""
+    return bool(_PRESUPPOSES.search(question))
+
+
+def not_in_paper(
+    asked: str, context: str, top: Hit, hits: list[Hit], idf: Idf | None, max_cover: float, min_missing: float
+) -> str | None:
+    """What a follow-up asks of its paper that the paper never mentions ("Does it also work on calcium
+    imaging data?" of an abstract that never says "calcium"), in the user's words; else None.
+
+    Only a clause about the pronoun subject ("Does it …?", "How do they …?", `presupposes`)
+    asks a thing *of* the paper. Its own words (not the earlier turn's, `context`) weigh by rarity: the
+    paper must use less than `max_cover` of their weight, and the words it lacks but another retrieved
+    paper uses (the asked thing is a topic of the index, not a turn of phrase) must weigh `min_missing`."""
+    if not presupposes(asked):
+        return None
+    words = content_words(asked) - content_words(context)
+    if not words:
+        return None
+    weight = {w: (idf(w) if idf else 1.0) for w in words}
+    have = content_words(f"{top.paper.title or ''} {top.paper.text}")
+    others = set().union(
+        *(content_words(f"{h.paper.title or ''} {h.paper.text}") for h in hits if h is not top)
+    )
+    cover = sum(v for w, v in weight.items() if w in have) / (sum(weight.values()) or 1.0)
+    lacking = {w for w in words if w not in have and w in others}
+    if cover >= max_cover or sum(weight[w] for w in lacking) < min_missing:
+        return None
+    said = dict.fromkeys(t for t in WORD.findall(asked) if stem(t) in lacking)
+    return " ".join(said)
+
+
+def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
+    """(phrase, the topic without it) for each run of consecutive content words of the topic that
+    `text` never uses (as written, singular/plural, or spelled-out acronym); stopwords inside a run
+    ("weather and climate") join it."""
+    toks = topic.split()
+    flat, have = flatten(text), content_words(text)
+    runs, cur, gap = [], [], []
+    for i, t in enumerate(toks):
+        w = t.strip(".,;:!?()\"'")
+        if len(w) < 2 or w.lower() in stopwords() or w.lower() in QWORDS:
+            gap.append(i)
+            continue
+        if stem(w) in have or mentions(flat, flatten(w)):
+            if cur:
+                runs.append(cur)
+            cur, gap = [], []
+        else:
+            cur = cur + gap + [i] if cur else [i]
+            gap = []
+    if cur:
+        runs.append(cur)
+    return [
+        (
+            " ".join(toks[j].strip(".,;:!?()\"'") for j in r),
+            " ".join(t for j, t in enumerate(toks) if j not in r),
+        )
+        for r in runs
+    ]
+
+
+def missing_aspects(
+    topic: str, papers: list[tuple[str, np.ndarray]], vectors: Callable[[list[str]], np.ndarray], gain: float
+) -> list[list[str]]:
+    """For each paper (its text, and its vectors as rows), the parts of the topic it lacks: runs of
+    words it never uses whose removal from the topic brings the topic closer to the paper by at least
+    `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
+    matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little.
+    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always."""
+    if not papers:
+        return []
+    runs = [_absent_runs(topic, text) for text, _ in papers]
+    variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
+    vv = vectors(variants)
+    at = {v: i for i, v in enumerate(variants)}
+    out = []
+    for (text, mat), r in zip(papers, runs):
+        if not r:
+            out.append([])
+            continue
+        best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
+        # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
+        out.append(
+            [phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)]
+        )
+    return out

@@ -1,0 +1,78 @@
+"""rag/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
+
+import pytest
+
+from rag.gaps import _absent_runs, missing_aspects, not_in_paper, presupposes
+from rag.types import Hit
+from tests.conftest import CEL, RL
+
+PRECONDITIONER = (
+    "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
+    "iterative solvers of sparse linear systems. The learned preconditioner speeds up convergence."
+)
+
+
+def test_absent_runs_group_the_words_a_paper_never_uses():
+    runs = _absent_runs("graph neural networks for weather and climate forecasting", PRECONDITIONER)
+    assert runs == [("weather and climate forecasting", "graph neural networks for")]
+    # singular/plural and acronym spellings count as used
+    assert _absent_runs("GNN preconditioners for linear systems", PRECONDITIONER) == []
+
+
+def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
+    sents = [x.strip() for x in PRECONDITIONER.split(".") if x.strip()]
+    paper = [(PRECONDITIONER, judge.vectors(sents))]
+    assert missing_aspects("graph neural networks for weather forecasting", paper, judge.vectors, 0.06) == [
+        ["weather forecasting"]
+    ]
+    # a paraphrase of what the paper does, with words it never uses, is not a gap
+    assert missing_aspects(
+        "a neural network that makes iterative solvers converge faster", paper, judge.vectors, 0.06
+    ) == [[]]
+    assert missing_aspects(
+        "learned preconditioners for linear solvers on graphs", paper, judge.vectors, 0.06
+    ) == [[]]
+
+
+def test_a_task_swapped_for_another_is_lacking_however_little_it_moves_the_vector(judge):
+    text = (
+        "We propose an interactive state space model for 3D indoor object detection on point clouds. "
+        "System states serve as queries and improve AP on ScanNet."
+    )
+    paper = [(text, judge.vectors([x.strip() for x in text.split(".") if x.strip()]))]
+    swapped = (
+        "a state space model whose states are queries for 3D indoor semantic segmentation of point clouds"
+    )
+    assert missing_aspects(swapped, paper, judge.vectors, 0.06) == [["semantic segmentation"]]
+    # the same task in other words is no swap
+    assert missing_aspects(
+        "a state space model for detecting objects in 3D point clouds", paper, judge.vectors, 0.06
+    ) == [[]]
+
+
+@pytest.mark.parametrize(
+    "q, want",
+    [
+        ("Does it also work for video?", True),
+        ("did they test it on real robots?", True),
+        ("OK, and how do they handle missing values?", True),
+        ("Can the method run online?", True),
+        ("Why does it need two stages?", True),
+        ("which backbones did they compare for classifying kidney stones?", False),
+        ("What does EvoGen do?", False),
+        ("in the work on protein folding, do they release code?", False),
+    ],
+)
+def test_a_clause_about_a_pronoun_subject_presupposes_it(q, want):
+    assert presupposes(q) is want
+
+
+def test_not_in_paper_needs_the_paper_to_miss_most_of_the_words_and_another_to_use_them():
+    cel, rl = Hit(CEL, 1.0), Hit(RL, 0.5)
+    assert not_in_paper("Does it handle fetal spleen tissue?", "", cel, [cel, rl], None, 0.2, 1.0) is None
+    # words no indexed paper uses are a turn of phrase, not a topic some other paper has
+    odd = "Does it handle zorblaxian quuxification?"
+    assert not_in_paper(odd, "", cel, [cel, rl], None, 0.2, 1.0) is None
+    assert (
+        not_in_paper("Can they use offline agents?", "", cel, [cel, rl], None, 0.2, 1.0) == "offline agents"
+    )
