@@ -65,6 +65,7 @@ def _print_answer(ans) -> None:
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
+    from rag.intent import leaned_on
     from rag.types import Answer
 
     live = not json_out and sys.stderr.isatty()
@@ -85,6 +86,9 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         _print_answer(ans)
+        base = leaned_on(question, ans.standalone_question or "")
+        if base:
+            typer.echo(f"\n(read as a follow-up to: {base})", err=True)
         if indexed is not None:
             typer.echo(f"\n(searched {indexed})", err=True)
     return ans

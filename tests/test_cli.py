@@ -154,3 +154,15 @@ def test_bundle_vectors_writes_what_ingest_reuses_and_says_when_nothing_is_store
     r = rag("bundle-vectors", "--collection", "mine", "--out", str(out), data_dir=tmp_path / "d")
     assert r.returncode == 0 and "38 papers, 83 chunk vectors" in r.stdout
     assert len(VectorBundle.load(out)) == 38
+
+
+def test_a_follow_up_says_which_earlier_question_it_was_read_with(capsys):
+    from iclr_rag.cli import _run
+    from rag.types import Answer
+
+    class Stub:
+        def stream(self, question, history, **kw):
+            yield Answer(question, "It does. [1]", [], [], [], standalone_question=f"{question} (What is X?)")
+
+    _run(Stub(), "Does it scale?", [{"role": "user", "content": "What is X?"}], False)
+    assert "(read as a follow-up to: What is X?)" in capsys.readouterr().err
