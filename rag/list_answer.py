@@ -97,9 +97,6 @@ def list_answer(
     s = engine.settings
     many = wants_many(question)
     rescued = answerable < s.list_min_answerability  # only the stand-out paper can answer then
-    if many and not rescued and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
-        yield from complete_list(engine, question, query, timings, t0, refusal, filters)
-        return
     lone = standout(evset.hits, s.list_standout_cosine, s.list_standout_gap)
     if lone is None and s.list_joined_sentences:
         lone = joined_standout(
@@ -120,11 +117,15 @@ def list_answer(
         for n in evset.papers()
         if n == lone or (not rescued and evset.best[n] >= s.list_min_score and evset.best[n] >= cut * top)
     ]
+    # every close paper lacking part of the description is refused, however the list is then made
     gaps = aspect_gaps(engine, question, evset, keep)
     covered = [n for n, g in zip(keep, gaps) if not g]
     if keep and not covered:
         lacking = sorted({w for g in gaps for w in g})
         yield refusal(prompts.uncovered_reason(lacking))
+        return
+    if many and not rescued and len(engine.retriever.bm25().papers) >= s.list_lister_min_papers:
+        yield from complete_list(engine, question, query, timings, t0, refusal, filters)
         return
     keep = shown(covered, lone, many, s.list_max if many else s.list_single_max)
     if not keep:
