@@ -51,7 +51,7 @@ class Engine:
         self.judge = Judge(self.embedder, settings.judge_cos_weight, settings.judge_mismatch_penalty)
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
-        self.condenser = Condenser(settings, lambda: self.retriever.bm25().idf, settings.condense_cache)
+        self.condenser = Condenser(settings, lambda: self.retriever.bm25().idf)
 
     # ------------------------------------------------------------ plumbing
     @property

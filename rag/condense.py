@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from rag.gaps import presupposes
 from rag.intent import joined, points_back, referent, states_switch
-from rag.text import content_words
+from rag.text import Idf, content_words
 from rag.types import Hit, Paper
 
 Retrieve = Callable[[str], list[Hit]]
@@ -38,12 +38,11 @@ class Condensed:
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
 
 
-def word_gain(question: str, alone: Paper, follow: Paper, idf: Callable[[str], float]) -> tuple[float, int]:
+def word_gain(question: str, alone: Paper, follow: Paper, idf: Idf) -> tuple[float, int]:
     """(mass, words): the summed rarity of the question's content words that `alone`'s title and abstract
     use and `follow`'s don't, minus the reverse; and how many words the first side has."""
     words = content_words(question)
-    a = content_words(f"{alone.title or ''} {alone.text}")
-    f = content_words(f"{follow.title or ''} {follow.text}")
+    a, f = alone.words, follow.words
     only_a = [w for w in words if w in a and w not in f]
     only_f = [w for w in words if w in f and w not in a]
     return sum(idf(w) for w in only_a) - sum(idf(w) for w in only_f), len(only_a)
@@ -59,11 +58,10 @@ class Condenser:
     """Reads each question of a chat once; a chat's earlier turns are cached (the UI asks again with
     the history growing). `retrieve` runs the engine's retrieval with the caller's depth and filters."""
 
-    def __init__(self, settings, idf: Callable[[], Callable[[str], float]], cache_size: int = 256):
+    def __init__(self, settings, idf: Callable[[], Idf]):
         self.settings = settings
-        self._idf = idf
+        self._idf = idf  # the index's idf, read when first needed (the BM25 side loads lazily)
         self._cache: OrderedDict[tuple, Condensed] = OrderedDict()
-        self._size = cache_size
 
     def clear(self) -> None:
         self._cache.clear()
@@ -77,7 +75,7 @@ class Condenser:
             return self._cache[ck]
         out = self._read(question, turns, retrieve, key)
         self._cache[ck] = replace(out, hits={})  # retrievals are reused only by the call that ran them
-        if len(self._cache) > self._size:
+        if len(self._cache) > self.settings.condense_cache:
             self._cache.popitem(last=False)
         return out
 

@@ -49,10 +49,8 @@ def not_in_paper(
     if not words:
         return None
     weight = {w: (idf(w) if idf else 1.0) for w in words}
-    have = content_words(f"{top.paper.title or ''} {top.paper.text}")
-    others = set().union(
-        *(content_words(f"{h.paper.title or ''} {h.paper.text}") for h in hits if h is not top)
-    )
+    have = top.paper.words
+    others = set().union(*(h.paper.words for h in hits if h is not top))
     cover = sum(v for w, v in weight.items() if w in have) / (sum(weight.values()) or 1.0)
     lacking = {w for w in words if w not in have and w in others}
     if cover >= max_cover or sum(weight[w] for w in lacking) < min_missing:

@@ -123,7 +123,7 @@ def paper_scores(
     for n, h in enumerate(hits, start=1):
         p = h.paper
         cos = float(mat[row[p.paper_id]] @ qv) if p.paper_id in row else 0.0
-        have = content_words(f"{p.title or ''} {p.text}")
+        have = p.words
         lex = len(words & have) / len(words) if words else 0.0
         in_title = len(words & content_words(p.title or "")) / len(words) if words else 0.0
         quote, most = "", -1

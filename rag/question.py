@@ -79,10 +79,7 @@ def idf_coverage(words: set[str], hits: list[Hit], idf: Idf | None) -> float:
         return 1.0
     weight = {w: (idf(w) if idf else 1.0) for w in words}
     total = sum(weight.values()) or 1.0
-    return max(
-        sum(weight[w] for w in words & content_words(f"{h.paper.title or ''} {h.paper.text}")) / total
-        for h in hits
-    )
+    return max(sum(weight[w] for w in words & h.paper.words) / total for h in hits)
 
 
 def answerability(

@@ -6,6 +6,7 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -22,6 +23,13 @@ class Paper:
     # Stable identity of the file the paper came from (hash of its resolved path): stale-paper
     # clean-up matches this, so two files with the same name in different folders never collide.
     source_id: str = ""
+
+    @cached_property
+    def words(self) -> set[str]:
+        """The content words (stems) of its title and abstract, read once per record."""
+        from rag.text import content_words
+
+        return content_words(f"{self.title or ''} {self.text}")
 
     @property
     def label(self) -> str:
