@@ -139,7 +139,7 @@ def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
     for i, t in enumerate(turns):
         hidden = "" if i == last else " hidden"
         q = esc(_short(t.question))
-        base = leaned_on(t.question, t.answer.standalone_question or "") if t.answer else None
+        base = leaned_on(t.answer.question, t.answer.standalone_question or "") if t.answer else None
         # how the question was read in its chat, so a misread follow-up (or switch) shows
         read = (
             f'<div class="for-q read-as">Read as a follow-up to: <span>{esc(_short(base))}</span></div>'
