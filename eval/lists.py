@@ -77,6 +77,69 @@ def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[li
     return rows, warm
 
 
+def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1.0) -> dict:
+    """The lister's logistic model (rag.list_score), fitted on the judged candidates of `topics` (the
+    calibration half), and its bar chosen by leave-one-topic-out: each topic scored by a model fitted on
+    the others, the bar with the best mean F1 of recall and judged precision. Returns the settings
+    (lister_model, lister_model_intercept, lister_min_score) and the leave-one-out table."""
+    import numpy as np
+
+    from rag.filters import Filters
+    from rag.list_score import FEATURES, fit_logistic
+    from rag.lister import candidate_features, candidates
+
+    data = []  # per topic: (features matrix, labels: 1, 0 or nan, relevant count)
+    for t in topics:
+        f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
+        hits = candidates(retriever, t["topic"], f)
+        feats = candidate_features(retriever, t["topic"], hits)
+        rel, neg = set(t["relevant"]), set(t["judged_not_relevant"])
+        y = np.array(
+            [1.0 if h.paper.paper_id in rel else 0.0 if h.paper.paper_id in neg else np.nan for h in hits]
+        )
+        data.append((np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
+        if progress:
+            print(f"{t['id']}: {len(hits)} candidates", flush=True)
+
+    def fit(parts):
+        x = np.vstack([m[~np.isnan(y)] for m, y, _ in parts])
+        y = np.concatenate([y[~np.isnan(y)] for _, y, _ in parts])
+        mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-9
+        w, b = fit_logistic((x - mean) / sd, y, c)
+        return mean, sd, w, b
+
+    bars = [round(0.2 + 0.05 * i, 2) for i in range(13)]
+    loto = {bar: [] for bar in bars}
+    for i, (m, y, n_rel) in enumerate(data):
+        mean, sd, w, b = fit(data[:i] + data[i + 1 :])
+        p = 1.0 / (1.0 + np.exp(-(((m - mean) / sd) @ w + b)))
+        for bar in bars:
+            on = p >= bar
+            found, judged = int(np.sum(on & (y == 1))), int(np.sum(on & ~np.isnan(y)))
+            loto[bar].append((found / n_rel if n_rel else 0.0, found / judged if judged else 0.0))
+    table = [
+        {
+            "bar": bar,
+            "recall": round(float(np.mean([r for r, _ in v])), 4),
+            "precision": round(float(np.mean([q for _, q in v])), 4),
+            "f1": round(float(np.mean([_f1(r, q) for r, q in v])), 4),
+        }
+        for bar, v in loto.items()
+    ]
+    best = max(table, key=lambda x: (x["f1"], x["bar"]))
+    mean, sd, w, b = fit(data)
+    return {
+        "lister_model": {
+            k: [round(float(a), 5), round(float(d), 5), round(float(x), 5)]
+            for k, a, d, x in zip(FEATURES, mean, sd, w)
+        },
+        "lister_model_intercept": round(b, 5),
+        "lister_min_score": best["bar"],
+        "topics": [t["id"] for t in topics],
+        "leave_one_topic_out": table,
+    }
+
+
 def score_topic(row: dict, topic: dict, bar: float) -> dict:
     listed = {pid for pid, sc in row["scored"] if sc >= bar}
     rel, neg = set(topic["relevant"]), set(topic["judged_not_relevant"])
@@ -136,24 +199,36 @@ def choose_bar(rows: list[dict], topics: dict[str, dict], sweep=SWEEP) -> tuple[
 
 def main(
     settings,
-    topics_path: Path | str = DEFAULT_TOPICS,
+    topics_path: Path | str | list = DEFAULT_TOPICS,
     out: Path | str = "eval/out/lists",
     bar: float | None = None,
     progress: bool = True,
+    fit: bool = False,
 ) -> dict:
     """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
-    halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl."""
+    halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl. `fit`: first fit the lister's model
+    on the calibration topics (`fit_model`, written to OUT/lister_model.json) and report with it."""
     from rag.embedder import get_embedder
     from rag.index import Index
     from rag.retrieve import Retriever
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    topics = load_topics(topics_path)
+    paths = topics_path if isinstance(topics_path, list | tuple) else [topics_path]
+    topics = [t for p in paths for t in load_topics(p)]
     by_id = {t["id"]: t for t in topics}
+    if len(by_id) < len(topics):
+        raise UserError("Two topics share an id: give topic files with distinct ids.")
     index = Index(settings)
     index.require()
     retriever = Retriever(index, get_embedder(settings), settings)
+    fitted = None
+    if fit:
+        fitted = fit_model(retriever, [t for t in topics if t.get("split") == "calibration"], progress)
+        (out / "lister_model.json").write_text(json.dumps(fitted, indent=2) + "\n")
+        keep = ("lister_model", "lister_model_intercept", "lister_min_score")
+        settings = settings.model_copy(update={k: fitted[k] for k in keep} | {"lister_scoring": "model"})
+        retriever.settings = settings
     rows, warm = run_topics(retriever, topics, progress)
     cal = [r for r in rows if r["split"] == "calibration"]
     chosen, sweep = choose_bar(cal, by_id)
@@ -161,8 +236,16 @@ def main(
     report = {
         "settings": {
             k: getattr(settings, k)
-            for k in ("lister_candidates", "lister_min_score", "lister_cos_weight", "mode", "data_dir")
+            for k in (
+                "lister_candidates",
+                "lister_scoring",
+                "lister_min_score",
+                "lister_cos_weight",
+                "mode",
+                "data_dir",
+            )
         },
+        "fitted": fitted,
         "papers": index.paper_count(),
         "chunks": index.count(),
         "warm_up_s": round(warm, 2),

@@ -82,11 +82,19 @@ def eval_cmd(
 @friendly
 @with_settings(*STORE, "threads", "mode")
 def eval_lists_cmd(
-    topics: Annotated[Path, typer.Option(help="JSONL gold topics.")] = Path("eval/list_topics.jsonl"),
+    topics: Annotated[
+        list[Path] | None, typer.Option(help="JSONL gold topics (repeat for several files).")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/lists"),
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Score bar to report at (default: lister_min_score).")
     ] = None,
+    fit: Annotated[
+        bool,
+        typer.Option(
+            "--fit", help="Fit the lister's model on the calibration topics first (OUT/lister_model.json)."
+        ),
+    ] = False,
     *,
     settings: Settings,
 ):
@@ -94,7 +102,7 @@ def eval_lists_cmd(
     the score bar that the calibration half supports. Writes report.json/.md and rows.jsonl."""
     import eval.lists
 
-    rep = eval.lists.main(settings, topics, out, bar=min_score)
+    rep = eval.lists.main(settings, topics or [eval.lists.DEFAULT_TOPICS], out, bar=min_score, fit=fit)
     typer.echo(eval.lists.headline(rep))
     typer.echo(f"-> {out / 'report.md'}")
 

@@ -1,10 +1,11 @@
 """Topic -> every indexed paper about it (recall first), each with the abstract sentence that shows it.
 
-Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Score (`lister_scoring`):
-"paper" (default) blends the topic's cosine to the paper's stored vector with the share of the topic's
-content words its title and abstract use (nothing embedded at list time; the quote is the sentence
-sharing most words); "sentence" embeds every abstract sentence and takes the citation judge's best.
-A paper is listed when it clears `lister_min_score` and `lister_relative` x the topic's best. Best first.
+Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Score (`lister_scoring`,
+rag.list_score): "model" (default) is a logistic model over cheap signals of the paper's stored vector
+and words, fitted on the calibration topics; "paper" blends the topic's cosine with the share of its
+words the paper uses; "sentence" embeds every abstract sentence and takes the citation judge's best.
+The quote is the sentence sharing most of the topic's words. A paper is listed when it clears
+`lister_min_score` (blended scores: and `lister_relative` x the topic's best). Best first.
 """
 
 from __future__ import annotations
@@ -62,6 +63,33 @@ class PaperList:
         }
 
 
+def candidates(retriever, topic: str, filters: Filters) -> list[Hit]:
+    """Every retrieved paper, fused order: `lister_candidates` chunks deep on each side, filtered."""
+    n = retriever.settings.lister_candidates
+    cands = retriever.retrieve(
+        topic, top_k=2 * n, mode=retriever.settings.mode, filters=filters, candidates=n
+    )
+    return [Hit(h.paper, h.score, []) for h in cands]
+
+
+def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
+    """rag.list_score.features for these candidates, from the store's paper vectors and the index's idf."""
+    from rag.list_score import features
+
+    s = retriever.settings
+    lexical = retriever.bm25()
+    _, row, mat = lexical.paper_matrix
+    return features(
+        hits,
+        topic,
+        retriever.embedder.encode,
+        lambda pid: mat[row[pid]] if pid in row else None,
+        lexical.idf,
+        s.lister_cos_weight,
+        s.lister_title_weight,
+    )
+
+
 def list_papers(
     retriever,
     topic: str,
@@ -70,6 +98,9 @@ def list_papers(
     judge: Judge | None = None,
 ) -> PaperList:
     """Every paper that clears the relevance bar, best first (at most `limit`)."""
+    from rag.list_score import probability, quote
+    from rag.text import content_words
+
     t0 = time.perf_counter()
     s = retriever.settings
     topic = " ".join((topic or "").split())
@@ -78,21 +109,29 @@ def list_papers(
     if retriever.index.count() == 0:
         raise UserError("Nothing is indexed yet. Run `rag ingest` (or `rag ingest --conference`) first.")
     f = filters or Filters()
-    n = s.lister_candidates
-    # every retrieved paper is a candidate: top_k as deep as the pools go
-    cands = retriever.retrieve(topic, top_k=2 * n, mode=s.mode, filters=f, candidates=n)
-    hits = [Hit(h.paper, h.score, []) for h in cands]
-    if s.lister_scoring == "paper":
-        best = paper_scores(retriever, topic, hits, s.lister_cos_weight, s.lister_title_weight)
-    else:
+    hits = candidates(retriever, topic, f)
+    best: dict[int, tuple[float, str]] = {}
+    if s.lister_scoring == "sentence":
         judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
-        best = {}
         evidence = judge.evidence(hits)
         for e, score in zip(evidence, judge.scores(topic, evidence)):
             if e.paper_n not in best or score > best[e.paper_n][0]:
                 best[e.paper_n] = (float(score), e.text)
-    # an absolute bar, and one relative to the topic's best paper (topics differ in how well they score)
-    bar = max(s.lister_min_score, s.lister_relative * max((b[0] for b in best.values()), default=0.0))
+    elif hits:
+        feats = candidate_features(retriever, topic, hits)
+        scores = (
+            probability(feats, s.lister_model, s.lister_model_intercept)
+            if s.lister_scoring == "model"
+            else feats["blend"]
+        )
+        words = content_words(topic)
+        for n, (h, score) in enumerate(zip(hits, scores), start=1):
+            if q := quote(h.paper, words):
+                best[n] = (float(score), q)
+    # an absolute bar, and (blended scores) one relative to the topic's best paper
+    top = max((b[0] for b in best.values()), default=0.0)
+    relative = 0.0 if s.lister_scoring == "model" else s.lister_relative
+    bar = max(s.lister_min_score, relative * top)
     listed = [
         Listed(h.paper, best[i][1], best[i][0])
         for i, h in enumerate(hits, start=1)
@@ -101,37 +140,4 @@ def list_papers(
     listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
     if limit:
         listed = listed[:limit]
-    return PaperList(topic, f, listed, candidates=len(cands), seconds=time.perf_counter() - t0)
-
-
-def paper_scores(
-    retriever, topic: str, hits: list[Hit], cos_weight: float, title_weight: float = 0.0
-) -> dict[int, tuple[float, str]]:
-    """Hit number -> (score, quote) with no sentence embedded: the topic's cosine to the paper's stored
-    vector (mean of its chunk vectors) blended with the share of the topic's content words that the title
-    and abstract use, plus `title_weight` x the share the title alone uses; the quote is the abstract sentence sharing most of them (the first on ties)."""
-    import numpy as np
-
-    from rag.cite import blend
-    from rag.text import INJECTION, content_words, sentence_spans
-
-    lexical = retriever.bm25()
-    _, row, mat = lexical.paper_matrix
-    qv = np.asarray(retriever.embedder.encode([topic])[0], dtype=np.float32)
-    words = content_words(topic)
-    out: dict[int, tuple[float, str]] = {}
-    for n, h in enumerate(hits, start=1):
-        p = h.paper
-        cos = float(mat[row[p.paper_id]] @ qv) if p.paper_id in row else 0.0
-        have = p.words
-        lex = len(words & have) / len(words) if words else 0.0
-        in_title = len(words & content_words(p.title or "")) / len(words) if words else 0.0
-        quote, most = "", -1
-        for a, b in sentence_spans(p.text):
-            t = p.text[a:b]
-            k = len(words & content_words(t))
-            if k > most and not INJECTION.search(t):
-                quote, most = t, k
-        if quote:
-            out[n] = (blend(cos, lex, cos_weight) + title_weight * in_title, quote)
-    return out
+    return PaperList(topic, f, listed, candidates=len(hits), seconds=time.perf_counter() - t0)

@@ -341,20 +341,42 @@ class ListSettings(BaseModel):
         300,
         "Chunks pulled from each retriever (dense, BM25; filtered) as candidates (candidate recall 0.998).",
     )
-    lister_scoring: Literal["paper", "sentence"] = D(
-        "paper",
-        "paper: the topic against each candidate's stored paper vector and its words (nothing embedded at list "
-        "time: p50 0.5 s at full scale); sentence: every abstract sentence embedded and judged (10 s for 38 "
-        "candidates on 2 shared cores: unusable at 300+ candidates).",
+    lister_scoring: Literal["model", "paper", "sentence"] = D(
+        "model",
+        "model: a logistic model over the topic against each candidate's stored paper vector, its words and its "
+        "retrieval rank (rag.list_score; nothing embedded per paper: p50 0.5 s at full scale); paper: cosine "
+        "and word share blended; sentence: every abstract sentence embedded and judged (10 s for 38 candidates "
+        "on 2 shared cores: unusable at 300+ candidates).",
+    )
+    lister_model: dict[str, tuple[float, float, float]] = D(
+        {
+            "cos": (0.48497, 0.14756, -0.79392),
+            "in_title": (0.39832, 0.30096, 0.35304),
+            "rel_cos": (-0.22971, 0.13359, 0.25529),
+            "idf_lex": (0.68107, 0.29498, -0.60589),
+            "bm_n": (0.62125, 0.23289, 1.34422),
+            "cent": (0.40342, 0.2721, -0.4413),
+            "macos": (0.54319, 0.2211, 0.78806),
+            "malex": (0.60365, 0.37833, 0.39003),
+            "cen5": (0.63884, 0.14271, 0.95388),
+            "lrank": (3.4155, 1.35912, -0.36995),
+        },
+        "Model scoring: feature -> (mean, sd, weight), fitted by `rag eval-lists --fit` on the calibration "
+        "topics (eval/list_topics.jsonl and eval/list_topics_fresh.jsonl), full index.",
+    )
+    lister_model_intercept: float = D(
+        0.79043, "Model scoring: the logistic model's intercept (see lister_model)."
     )
     lister_min_score: float = D(
-        0.46,
-        "A paper is listed when its score clears this. Calibration half, full index, with lister_relative 0.65 "
-        "and lister_title_weight 0.1: recall 0.91, judged precision 0.81 (bar 0.5 alone: 0.88, 0.77).",
+        0.45,
+        "A paper is listed when its score clears this (model scoring: a probability). Chosen by leave-one-topic-"
+        "out on the 17 calibration topics: recall 0.89, judged precision 0.81, F1 0.833 (0.40: 0.822; 0.50: "
+        "0.826). The paper scoring was calibrated at 0.46 with lister_relative 0.65 (same protocol: F1 0.806).",
     )
     lister_relative: float = D(
         0.65,
-        "... and this share of the topic's best paper's score (calibration F1 0.86 vs 0.81 without; 0.4-0.65 tried).",
+        "Paper and sentence scorings: ... and this share of the topic's best paper's score (calibration F1 0.86 "
+        "vs 0.81 without; 0.4-0.65 tried). The model reads the topic's best itself (rel_cos).",
     )
     lister_title_weight: float = D(
         0.1, "Paper scoring: extra weight of the share of the topic's content words that the title uses."

@@ -20,3 +20,31 @@ def test_list_eval_scores_judged_precision_and_chooses_bar():
     assert rep["recall"] == 1.0 and rep["candidate_recall"] == 1.0 and rep["seconds_p50"] == 0.5
     bar, table = choose_bar([row], {"t": topic}, sweep=[0.3, 0.5, 0.85])
     assert bar == 0.3 and len(table) == 3  # F1 0.8 at 0.3 beats 0.5 (0.5) and 0.67 (0.85)
+
+
+def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(sample_retriever, sample_papers):
+    """Topics judged by a rule a reader could apply (the topic word in the title: relevant; in the abstract
+    only: not): the fitted model lists the title papers above the others, and its settings run the lister."""
+    from eval.lists import fit_model
+    from rag.list_score import FEATURES
+    from rag.lister import list_papers
+
+    topics = []
+    for i, word in enumerate(("reinforcement", "diffusion", "graph")):
+        rel = [p.paper_id for p in sample_papers if word in (p.title or "").lower()]
+        neg = [p.paper_id for p in sample_papers if word in p.text.lower() and p.paper_id not in rel]
+        assert rel and neg
+        topics.append({"id": f"x{i}", "topic": word, "relevant": rel, "judged_not_relevant": neg, "filters": {}})
+    fitted = fit_model(sample_retriever, topics, progress=False)
+    assert set(fitted["lister_model"]) == set(FEATURES)
+    assert fitted["lister_min_score"] in [row["bar"] for row in fitted["leave_one_topic_out"]]
+    best = max(fitted["leave_one_topic_out"], key=lambda r: r["f1"])
+    assert best["f1"] > 0.5 and best["precision"] > 0.5
+    s = sample_retriever.settings.model_copy(
+        update={k: fitted[k] for k in ("lister_model", "lister_model_intercept", "lister_min_score")}
+    )
+    sample_retriever.settings = s
+    listed = list_papers(sample_retriever, "diffusion").papers
+    assert listed and all(0.0 <= x.score <= 1.0 and x.score >= s.lister_min_score for x in listed)
+    titled = sum(1 for x in listed if "diffusion" in (x.paper.title or "").lower())
+    assert titled / len(listed) > 0.5

@@ -1,0 +1,145 @@
+"""How `rag list` scores a candidate paper for a topic, with nothing embedded per paper at list time.
+
+Every signal reads the paper's stored vector (mean of its chunk vectors), its words, or its rank in
+the fused retrieval; the topic and its parts ("X for Y" -> "X", "Y") are embedded once each.
+
+- `blend`: the topic's cosine blended with the share of its content words the paper uses (the
+  "paper" scoring, and the pick of the pseudo-relevant top papers below);
+- `features`: the signals the "model" scoring weighs (settings.lister_model, fitted by
+  `rag eval-lists --fit` on the calibration topics): besides cosine and words, how often the paper
+  uses the topic's words (BM25's saturation), how central they are (share of its sentences with a
+  rare one), whether it matches *every* part of a combined topic, and how close it is to the
+  topic's five best papers;
+- `probability`: the logistic model over those features.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+from rag.text import INJECTION, WORD, Idf, content_words, sentence_spans, stem
+from rag.types import Hit
+
+FEATURES = ("cos", "in_title", "rel_cos", "idf_lex", "bm_n", "cent", "macos", "malex", "cen5", "lrank")
+
+# "X for Y", "X in Y", "X with Y": each part is something a listed paper must be about
+_PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
+_GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
+_BM25_K1, _BM25_B = 1.2, 0.75
+_PSEUDO_TOP = 5
+
+
+def topic_parts(topic: str) -> list[str]:
+    """The parts a combined topic joins: "diffusion models for reinforcement learning" -> both halves."""
+    return [p.strip() for p in _PARTS.split(_GLOSS.sub(" ", topic)) if p.strip()]
+
+
+def quote(paper, words: set[str]) -> str:
+    """The abstract sentence sharing most of the topic's words (the first on ties; never an injection)."""
+    best, most = "", -1
+    for a, b in sentence_spans(paper.text):
+        t = paper.text[a:b]
+        k = len(words & content_words(t))
+        if k > most and not INJECTION.search(t):
+            best, most = t, k
+    return best
+
+
+def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:
+    return cos_weight * max(0.0, cos) + (1 - cos_weight) * lex + title_weight * in_title
+
+
+def features(
+    hits: list[Hit], topic: str, vectors, paper_vec, idf: Idf, cos_weight: float, title_weight: float
+) -> dict[str, np.ndarray]:
+    """Name -> one value per hit (in retrieval order). `vectors(texts)` embeds; `paper_vec(paper_id)`
+    is the stored paper vector (None when missing)."""
+    n = len(hits)
+    parts = topic_parts(topic) or [topic]
+    qv = np.asarray(vectors([topic] + parts), dtype=np.float32)
+    dim = qv.shape[1]
+    pv = np.stack([_vec(paper_vec(h.paper.paper_id), dim) for h in hits]) if hits else np.zeros((0, dim))
+    words = content_words(topic)
+    part_words = [content_words(p) for p in parts]
+    weight = {w: idf(w) for w in set().union(words, *part_words)}
+
+    def share(ws: set[str], have: set[str]) -> float:
+        total = sum(weight[w] for w in ws)
+        return sum(weight[w] for w in ws & have) / total if total else 0.0
+
+    ranked = sorted(words, key=lambda w: weight[w])
+    rare = set(ranked[len(ranked) // 2 :])
+    cos = pv @ qv[0]
+    f = {k: np.zeros(n) for k in FEATURES}
+    f["cos"] = cos.astype(float)
+    f["rel_cos"] = cos - (cos.max() if n else 0.0)
+    lens, tfs, lex = [], [], np.zeros(n)
+    for i, h in enumerate(hits):
+        p = h.paper
+        have = p.words
+        lex[i] = len(words & have) / len(words) if words else 0.0
+        f["in_title"][i] = len(words & content_words(p.title or "")) / len(words) if words else 0.0
+        f["idf_lex"][i] = share(words, have)
+        f["malex"][i] = min(share(a, have) if a else 1.0 for a in part_words)
+        tokens = [stem(t) for t in WORD.findall(f"{p.title or ''} {p.text}")]
+        tfs.append(Counter(t for t in tokens if t in words))
+        lens.append(len(WORD.findall(p.text)))
+        sents = [content_words(p.text[a:b]) for a, b in sentence_spans(p.text)]
+        f["cent"][i] = sum(1 for s in sents if s & rare) / len(sents) if sents else 0.0
+    avg = float(np.mean(lens)) if lens else 1.0
+    bm = np.array(
+        [
+            sum(
+                weight[w] * c * (_BM25_K1 + 1) / (c + _BM25_K1 * (1 - _BM25_B + _BM25_B * dl / (avg or 1.0)))
+                for w, c in tf.items()
+            )
+            for tf, dl in zip(tfs, lens)
+        ]
+    )
+    f["bm_n"] = bm / bm.max() if n and bm.max() > 0 else bm
+    pcos = pv @ qv[1:].T  # hits x parts
+    top = pcos.max(axis=0) if n else np.zeros(len(parts))
+    f["macos"] = (
+        (np.where(top > 0, pcos / np.where(top > 0, top, 1.0), 0.0)).min(axis=1) if n else np.zeros(0)
+    )
+    base = np.array([blend(c, x, t, cos_weight, title_weight) for c, x, t in zip(cos, lex, f["in_title"])])
+    if n:
+        centre = pv[np.argsort(-base, kind="stable")[:_PSEUDO_TOP]].mean(axis=0)
+        norm = float(np.linalg.norm(centre))
+        f["cen5"] = pv @ (centre / norm) if norm else np.zeros(n)
+    f["lrank"] = np.log1p(np.arange(n, dtype=float))
+    f["blend"] = base
+    return f
+
+
+def probability(f: dict[str, np.ndarray], model: dict[str, tuple[float, float, float]], intercept: float):
+    """The logistic model: each feature standardized by its (mean, sd) on the fitting data, weighted."""
+    z = np.full(len(f["cos"]), intercept, dtype=float)
+    for name, (mean, sd, w) in model.items():
+        z += w * (f[name] - mean) / (sd or 1.0)
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, c: float = 1.0, steps: int = 30) -> tuple[np.ndarray, float]:
+    """L2-regularized logistic regression by Newton's method (as scikit-learn's with C=c; the intercept is
+    not penalized): (weights, intercept) for standardized features."""
+    xb = np.c_[x, np.ones(len(x))]
+    w = np.zeros(xb.shape[1])
+    reg = np.r_[np.ones(x.shape[1]) / c, 0.0]
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(xb @ w)))
+        grad = xb.T @ (p - y) + reg * w
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb + np.diag(reg)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if math.sqrt(float(step @ step)) < 1e-9:
+            break
+    return w[:-1], float(w[-1])
+
+
+def _vec(v, dim: int) -> np.ndarray:
+    return np.zeros(dim, dtype=np.float32) if v is None else np.asarray(v, dtype=np.float32)
