@@ -22,7 +22,9 @@ def test_list_eval_scores_judged_precision_and_chooses_bar():
     assert bar == 0.3 and len(table) == 3  # F1 0.8 at 0.3 beats 0.5 (0.5) and 0.67 (0.85)
 
 
-def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(sample_retriever, sample_papers):
+def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
+    sample_retriever, sample_papers
+):
     """Topics judged by a rule a reader could apply (the topic word in the title: relevant; in the abstract
     only: not): the fitted model lists the title papers above the others, and its settings run the lister."""
     from eval.lists import fit_model
@@ -34,7 +36,9 @@ def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
         rel = [p.paper_id for p in sample_papers if word in (p.title or "").lower()]
         neg = [p.paper_id for p in sample_papers if word in p.text.lower() and p.paper_id not in rel]
         assert rel and neg
-        topics.append({"id": f"x{i}", "topic": word, "relevant": rel, "judged_not_relevant": neg, "filters": {}})
+        topics.append(
+            {"id": f"x{i}", "topic": word, "relevant": rel, "judged_not_relevant": neg, "filters": {}}
+        )
     fitted = fit_model(sample_retriever, topics, progress=False)
     assert set(fitted["lister_model"]) == set(FEATURES)
     assert fitted["lister_min_score"] in [row["bar"] for row in fitted["leave_one_topic_out"]]
