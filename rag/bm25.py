@@ -130,6 +130,10 @@ class BM25Side:
         cands.sort(key=lambda t: (-score[t] * self.idf(t), t))
         return cands[:m]
 
+    def known(self, word: str) -> bool:
+        """Whether any indexed chunk uses the word (stopwords are never indexed)."""
+        return bool(self.tokens([word])[0])
+
     def named_text(self, paper_id: str) -> str:
         """A paper's title and chunks, flattened for named-term matching (kept in memory, so
         the named boost reads no store records)."""

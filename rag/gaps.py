@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag.names import QWORDS, mentions, swapped_task
-from rag.text import WORD, Idf, content_words, flatten, stem, stopwords
+from rag.text import FUNCTION_WORDS, WORD, Idf, content_words, flatten, slip, stem, stopwords
 from rag.types import Hit
 
 # "Does it also handle X?", "did they test it on X?", "how does it deal with X?": a clause about a pronoun
@@ -59,27 +59,36 @@ def not_in_paper(
     return " ".join(said)
 
 
-def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
+# what a description says any paper does ("which paper studies …", "work applying X to Y"), not its topic
+FRAME_VERBS = frozenset(
+    "study studies studied studying propose proposes proposed proposing present presents presented introduce "
+    "introduces introduced investigate investigates investigated explore explores explored examine examines "
+    "address addresses tackle tackles use uses used using apply applies applied applying develop develops "
+    "focus focuses look looks ask asks asked asking".split()
+)
+
+
+def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
     """(phrase, the topic without it) for each run of consecutive content words of the topic that
     `text` never uses (as written, singular/plural, or spelled-out acronym); stopwords inside a run
-    ("weather and climate") join it."""
+    ("weather and climate") join it. Each run is also given with the word before it that the text does
+    use, as a modifier goes with its head: "machine unlearning" is lacking from a text that says "machine
+    learning" (and "generate" of "generate knitting patterns" is no modifier: both are tried)."""
     toks = topic.split()
     flat, have = flatten(text), content_words(text)
-    runs, cur, gap = [], [], []
-    for i, t in enumerate(toks):
+    skip = stopwords() | FUNCTION_WORDS | QWORDS | FRAME_VERBS
+    status = []  # None: a stopword; True: the text uses it; False: it doesn't
+    for t in toks:
         w = t.strip(".,;:!?()\"'")
-        if len(w) < 2 or w.lower() in stopwords() or w.lower() in QWORDS:
-            gap.append(i)
-            continue
-        if stem(w) in have or mentions(flat, flatten(w)):
-            if cur:
-                runs.append(cur)
-            cur, gap = [], []
+        if len(w) < 2 or w.lower() in skip:
+            status.append(None)
+        elif known is not None and not known(w) and slip(w):  # "wheter": a slip, unknown to the index
+            status.append(None)
         else:
-            cur = cur + gap + [i] if cur else [i]
-            gap = []
-    if cur:
-        runs.append(cur)
+            status.append(bool(stem(w) in have or mentions(flat, flatten(w))))
+    heads = [i for i, st in enumerate(status[:-1]) if st and status[i + 1] is False]
+    joined = [False if i in heads else st for i, st in enumerate(status)]
+    runs = list(dict.fromkeys(tuple(r) for r in (*_runs(status), *_runs(joined))))
     return [
         (
             " ".join(toks[j].strip(".,;:!?()\"'") for j in r),
@@ -89,17 +98,41 @@ def _absent_runs(topic: str, text: str) -> list[tuple[str, str]]:
     ]
 
 
+def _runs(status: list[bool | None]) -> list[list[int]]:
+    """Positions of each run of absent words (False), the skipped words (None) between them included."""
+    runs, cur, gap = [], [], []
+    for i, st in enumerate(status):
+        if st is None:
+            gap.append(i)
+        elif st:
+            if cur:
+                runs.append(cur)
+            cur, gap = [], []
+        else:
+            cur = cur + gap + [i] if cur else [i]
+            gap = []
+    if cur:
+        runs.append(cur)
+    return runs
+
+
 def missing_aspects(
-    topic: str, papers: list[tuple[str, np.ndarray]], vectors: Callable[[list[str]], np.ndarray], gain: float
+    topic: str,
+    papers: list[tuple[str, np.ndarray]],
+    vectors: Callable[[list[str]], np.ndarray],
+    gain: float,
+    known: Callable[[str], bool] | None = None,
 ) -> list[list[str]]:
     """For each paper (its text, and its vectors as rows), the parts of the topic it lacks: runs of
     words it never uses whose removal from the topic brings the topic closer to the paper by at least
     `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
     matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little.
-    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always."""
+    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always.
+    `known(word)`: whether any indexed abstract uses the word; a mistyped stopword no abstract uses
+    ("wheter", rag.text.slip) is no part of the topic."""
     if not papers:
         return []
-    runs = [_absent_runs(topic, text) for text, _ in papers]
+    runs = [_absent_runs(topic, text, known) for text, _ in papers]
     variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
     vv = vectors(variants)
     at = {v: i for i, v in enumerate(variants)}
@@ -110,7 +143,9 @@ def missing_aspects(
             continue
         best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
         # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
-        out.append(
-            [phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)]
-        )
+        lacking = [
+            phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)
+        ]
+        # a run and the same run with its modifier: the shorter says it
+        out.append([p for p in lacking if not any(q != p and p.endswith(" " + q) for q in lacking)])
     return out

@@ -5,6 +5,7 @@ lister's complete list. Nothing is generated, so nothing can be invented.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -19,10 +20,13 @@ from rag.lister import list_papers
 from rag.text import content_words
 from rag.types import Answer, Citation, Hit, Sentence
 
+# "(e.g., audio-image and image-text)": the user's examples, which a matching paper need not name
+_EXAMPLES = re.compile(r"\s*\((?:e\.g\.?|for example|for instance|such as|like)\b[^()]*\)", re.I)
+
 
 def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int]) -> list[list[str]]:
-    """Per paper position, the parts of what the question describes that the paper lacks
-    (missing_aspects); its scored sentences and its title stand for the paper."""
+    """Per paper position, the parts of what the question describes (its examples aside) that the paper
+    lacks (missing_aspects); its scored sentences and its title stand for the paper."""
     papers = []
     for n in positions:
         p = evset.hits[n - 1].paper
@@ -31,7 +35,11 @@ def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int])
         )
         papers.append((f"{p.title or ''} {p.text}", np.stack(vecs)))
     return missing_aspects(
-        described(question), papers, engine.judge.vectors, engine.settings.list_aspect_gain
+        described(_EXAMPLES.sub("", question)),
+        papers,
+        engine.judge.vectors,
+        engine.settings.list_aspect_gain,
+        engine.retriever.bm25().known,
     )
 
 

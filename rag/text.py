@@ -130,3 +130,30 @@ def flatten(text: str) -> str:
 def negated(text: str) -> bool:
     """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
     return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether b is a from one deleted, inserted, replaced or swapped-neighbour letter."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+# function words NLTK's list lacks, which questions use ("whether LLMs can …")
+FUNCTION_WORDS = frozenset("whether would could although though however without within across".split())
+
+
+def slip(word: str) -> bool:
+    """A mistyped function word ("wheter", "wich", "teh"): one letter from a stopword of 3+ letters."""
+    w = word.lower()
+    words = stopwords() | FUNCTION_WORDS
+    return len(w) >= 3 and w not in words and any(len(s) >= 3 and _one_edit(w, s) for s in words)

@@ -19,6 +19,18 @@ def test_absent_runs_group_the_words_a_paper_never_uses():
     assert _absent_runs("GNN preconditioners for linear systems", PRECONDITIONER) == []
 
 
+def test_a_modifier_goes_with_its_absent_head():
+    text = "We apply machine learning to weather forecasting with graph networks."
+    assert _absent_runs("machine unlearning for weather forecasting", text) == [
+        ("unlearning", "machine for weather forecasting"),
+        ("machine unlearning", "for weather forecasting"),
+    ]
+    # a word after an absent one is not its modifier
+    assert _absent_runs("unlearning machine models", "Machine models are trained.") == [
+        ("unlearning", "machine models")
+    ]
+
+
 def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
     sents = [x.strip() for x in PRECONDITIONER.split(".") if x.strip()]
     paper = [(PRECONDITIONER, judge.vectors(sents))]
@@ -76,3 +88,20 @@ def test_not_in_paper_needs_the_paper_to_miss_most_of_the_words_and_another_to_u
     assert (
         not_in_paper("Can they use offline agents?", "", cel, [cel, rl], None, 0.2, 1.0) == "offline agents"
     )
+
+
+def test_a_mistyped_function_word_no_abstract_uses_is_no_part_of_the_topic(judge):
+    topic = "graph networks wheter they forecast weather"
+    known = lambda w: w.lower() not in {"wheter", "histopathology"}  # noqa: E731 - what the index has seen
+    assert "networks wheter they forecast weather" in [r for r, _ in _absent_runs(topic, PRECONDITIONER)]
+    assert [r for r, _ in _absent_runs(topic, PRECONDITIONER, known)] == ["forecast weather"]
+    # a real word no abstract uses is still lacking: a small index has not seen every topic
+    assert [r for r, _ in _absent_runs("histopathology preconditioners", PRECONDITIONER, known)] == [
+        "histopathology"
+    ]
+
+
+def test_frame_verbs_are_not_part_of_what_is_described():
+    assert _absent_runs("studies graph neural networks for weather", PRECONDITIONER) == [
+        ("weather", "studies graph neural networks for")
+    ]

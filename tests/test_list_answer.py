@@ -128,3 +128,14 @@ def test_sentences_read_together_support_what_each_supports_in_part(judge):
     both = joined_score(judge, claim, [first, second])
     assert both > max(alone)  # each sentence holds half of the description, together all of it
     assert joined_score(judge, claim, []) == 0.0
+
+
+def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():
+    from rag.list_answer import _EXAMPLES
+
+    q = "Which paper aligns unpaired modalities from available pairs (e.g., audio-image and image-text)?"
+    assert _EXAMPLES.sub("", q) == "Which paper aligns unpaired modalities from available pairs?"
+    # a gloss is kept: it says what the topic is
+    assert _EXAMPLES.sub("", "papers on inverse folding (protein sequence design)") == (
+        "papers on inverse folding (protein sequence design)"
+    )

@@ -76,3 +76,10 @@ def test_sentence_spans_keep_abbreviations_together():
 )
 def test_an_acronym_is_spelled_by_content_words(acronym, text, spelled):
     assert bool(initials_pattern(acronym).search(text)) is spelled
+
+
+def test_a_slip_is_one_letter_from_a_function_word():
+    from rag.text import slip
+
+    assert all(map(slip, ["wheter", "wich", "teh", "thier"]))
+    assert not any(map(slip, ["whether", "histopathology", "vehicle", "neural", "at"]))
