@@ -85,10 +85,10 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
     import numpy as np
 
     from rag.filters import Filters
-    from rag.list_score import FEATURES, fit_logistic
+    from rag.list_score import FEATURES, fit_logistic, model_of, probability
     from rag.lister import candidate_features, candidates
 
-    data = []  # per topic: (features matrix, labels: 1, 0 or nan, relevant count)
+    data = []  # per topic: (features, their matrix, labels: 1, 0 or nan, relevant count)
     for t in topics:
         f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
         hits = candidates(retriever, t["topic"], f)
@@ -97,22 +97,22 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
         y = np.array(
             [1.0 if h.paper.paper_id in rel else 0.0 if h.paper.paper_id in neg else np.nan for h in hits]
         )
-        data.append((np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
+        data.append((feats, np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
         if progress:
             print(f"{t['id']}: {len(hits)} candidates", flush=True)
 
     def fit(parts):
-        x = np.vstack([m[~np.isnan(y)] for m, y, _ in parts])
-        y = np.concatenate([y[~np.isnan(y)] for _, y, _ in parts])
+        """(lister_model, intercept) fitted on the judged candidates of these topics."""
+        x = np.vstack([m[~np.isnan(y)] for _, m, y, _ in parts])
+        y = np.concatenate([y[~np.isnan(y)] for *_, y, _ in parts])
         mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-9
         w, b = fit_logistic((x - mean) / sd, y, c)
-        return mean, sd, w, b
+        return model_of(mean, sd, w), b
 
     bars = [round(0.2 + 0.05 * i, 2) for i in range(13)]
     loto = {bar: [] for bar in bars}
-    for i, (m, y, n_rel) in enumerate(data):
-        mean, sd, w, b = fit(data[:i] + data[i + 1 :])
-        p = 1.0 / (1.0 + np.exp(-(((m - mean) / sd) @ w + b)))
+    for i, (feats, _, y, n_rel) in enumerate(data):
+        p = probability(feats, *fit(data[:i] + data[i + 1 :]))
         for bar in bars:
             on = p >= bar
             found, judged = int(np.sum(on & (y == 1))), int(np.sum(on & ~np.isnan(y)))
@@ -127,12 +127,9 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
         for bar, v in loto.items()
     ]
     best = max(table, key=lambda x: (x["f1"], x["bar"]))
-    mean, sd, w, b = fit(data)
+    model, b = fit(data)
     return {
-        "lister_model": {
-            k: [round(float(a), 5), round(float(d), 5), round(float(x), 5)]
-            for k, a, d, x in zip(FEATURES, mean, sd, w)
-        },
+        "lister_model": {k: [round(x, 5) for x in v] for k, v in model.items()},
         "lister_model_intercept": round(b, 5),
         "lister_min_score": best["bar"],
         "topics": [t["id"] for t in topics],

@@ -8,6 +8,7 @@ work on calcium imaging data?"). Rare words are weighted by the index's own idf 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -76,17 +77,17 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     learning" (and "generate" of "generate knitting patterns" is no modifier: both are tried)."""
     toks = topic.split()
     flat, have = flatten(text), content_words(text)
-    skip = stopwords() | FUNCTION_WORDS | QWORDS | FRAME_VERBS
+    skip = _skip()
     status = []  # None: a stopword; True: the text uses it; False: it doesn't
     for t in toks:
         w = t.strip(".,;:!?()\"'")
         if len(w) < 2 or w.lower() in skip:
             status.append(None)
-        elif known is not None and not known(w) and slip(w):  # "wheter": a slip, unknown to the index
+        elif known is not None and slip(w) and not known(w):  # "wheter": a slip, unknown to the index
             status.append(None)
         else:
             status.append(bool(stem(w) in have or mentions(flat, flatten(w))))
-    heads = [i for i, st in enumerate(status[:-1]) if st and status[i + 1] is False]
+    heads = {i for i, st in enumerate(status[:-1]) if st and status[i + 1] is False}
     joined = [False if i in heads else st for i, st in enumerate(status)]
     runs = list(dict.fromkeys(tuple(r) for r in (*_runs(status), *_runs(joined))))
     return [
@@ -96,6 +97,12 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
         )
         for r in runs
     ]
+
+
+@functools.cache
+def _skip() -> frozenset[str]:
+    """Words of a description that are never part of its topic."""
+    return stopwords() | FUNCTION_WORDS | QWORDS | FRAME_VERBS
 
 
 def _runs(status: list[bool | None]) -> list[list[int]]:

@@ -21,7 +21,8 @@ from collections import Counter
 
 import numpy as np
 
-from rag.text import INJECTION, WORD, Idf, content_words, sentence_spans, stem
+from rag.cite import blend as cite_blend
+from rag.text import INJECTION, WORD, Idf, content_words, stem
 from rag.types import Hit
 
 FEATURES = ("cos", "in_title", "rel_cos", "idf_lex", "bm_n", "cent", "macos", "malex", "cen5", "lrank")
@@ -41,16 +42,16 @@ def topic_parts(topic: str) -> list[str]:
 def quote(paper, words: set[str]) -> str:
     """The abstract sentence sharing most of the topic's words (the first on ties; never an injection)."""
     best, most = "", -1
-    for a, b in sentence_spans(paper.text):
-        t = paper.text[a:b]
-        k = len(words & content_words(t))
-        if k > most and not INJECTION.search(t):
-            best, most = t, k
+    for a, b, have in paper.sentences:
+        k = len(words & have)
+        if k > most and not INJECTION.search(paper.text[a:b]):
+            best, most = paper.text[a:b], k
     return best
 
 
 def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:
-    return cos_weight * max(0.0, cos) + (1 - cos_weight) * lex + title_weight * in_title
+    """The judge's blend of cosine and word share (rag.cite.blend), plus the title's share."""
+    return cite_blend(cos, lex, cos_weight) + title_weight * in_title
 
 
 def features(
@@ -85,11 +86,11 @@ def features(
         f["in_title"][i] = len(words & content_words(p.title or "")) / len(words) if words else 0.0
         f["idf_lex"][i] = share(words, have)
         f["malex"][i] = min(share(a, have) if a else 1.0 for a in part_words)
-        tokens = [stem(t) for t in WORD.findall(f"{p.title or ''} {p.text}")]
-        tfs.append(Counter(t for t in tokens if t in words))
-        lens.append(len(WORD.findall(p.text)))
-        sents = [content_words(p.text[a:b]) for a, b in sentence_spans(p.text)]
-        f["cent"][i] = sum(1 for s in sents if s & rare) / len(sents) if sents else 0.0
+        tokens = WORD.findall(p.text)
+        tfs.append(Counter(w for w in map(stem, WORD.findall(p.title or "") + tokens) if w in words))
+        lens.append(len(tokens))
+        sents = p.sentences
+        f["cent"][i] = sum(1 for *_, ws in sents if ws & rare) / len(sents) if sents else 0.0
     avg = float(np.mean(lens)) if lens else 1.0
     bm = np.array(
         [
@@ -114,6 +115,11 @@ def features(
     f["lrank"] = np.log1p(np.arange(n, dtype=float))
     f["blend"] = base
     return f
+
+
+def model_of(mean, sd, weights) -> dict[str, tuple[float, float, float]]:
+    """Feature -> (mean, sd, weight), as settings.lister_model holds it (arrays in FEATURES order)."""
+    return {k: (float(a), float(d), float(w)) for k, a, d, w in zip(FEATURES, mean, sd, weights)}
 
 
 def probability(f: dict[str, np.ndarray], model: dict[str, tuple[float, float, float]], intercept: float):

@@ -133,7 +133,7 @@ def negated(text: str) -> bool:
 
 
 def _one_edit(a: str, b: str) -> bool:
-    """Whether b is a from one deleted, inserted, replaced or swapped-neighbour letter."""
+    """Whether a and b differ by one deleted, inserted or replaced letter, or two swapped neighbours."""
     if a == b or abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
@@ -152,6 +152,7 @@ def _one_edit(a: str, b: str) -> bool:
 FUNCTION_WORDS = frozenset("whether would could although though however without within across".split())
 
 
+@functools.cache
 def slip(word: str) -> bool:
     """A mistyped function word ("wheter", "wich", "teh"): one letter from a stopword of 3+ letters."""
     w = word.lower()

@@ -31,6 +31,13 @@ class Paper:
 
         return content_words(f"{self.title or ''} {self.text}")
 
+    @cached_property
+    def sentences(self) -> list[tuple[int, int, set[str]]]:
+        """(start, end, content words) of each abstract sentence, split once per record."""
+        from rag.text import content_words, sentence_spans
+
+        return [(a, b, content_words(self.text[a:b])) for a, b in sentence_spans(self.text)]
+
     @property
     def label(self) -> str:
         """Human label: the title, else `file #index`."""
