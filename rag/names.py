@@ -73,7 +73,8 @@ def named_terms(question: str) -> set[str]:
             if lw in QWORDS or lw in stopwords() or len(lw) < 3:  # 2-letter acronyms (AI, RL) are generic
                 continue
             if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
-                out.add(flatten(lw))
+                # "LLM-generated queries" names a kind (LLM) and describes it: the kind is the term
+                out.add(flatten(lw.partition("-")[0] if "-" in lw and field_word(w) else lw))
     return out
 
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from rag.bm25 import BM25Side
 from rag.filters import Filters
 from rag.index import Index
-from rag.names import mentions, name_runs, named_terms
+from rag.names import field_word, mentions, name_runs, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
 
@@ -96,7 +96,9 @@ class Retriever:
         f = self.filters if filters is None else filters
         n = candidates or s.candidates
         need = 0 if candidates else top_k  # a caller-set pool depth is kept as is (see _deepen)
-        terms = named_terms(query) if mode != "dense" else set()
+        named = named_terms(query) if mode != "dense" else set()
+        # "LLMs", "GNN" name a kind of thing, not a paper: they weigh BM25 in, but boost no paper
+        terms = {t for t in named if not field_word(t)}
         sides: list[tuple[float, dict]] = []
         lexical = self.bm25()  # also the store snapshot: chunk texts and paper records in memory
         allowed = f.validate(lexical.papers) if f else None
@@ -117,7 +119,7 @@ class Retriever:
             for c, sim in found:
                 cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
-            weight = (s.bm25_weight if terms else s.bm25_weight_plain) if mode == "hybrid" else 1.0
+            weight = (s.bm25_weight if named else s.bm25_weight_plain) if mode == "hybrid" else 1.0
             if allowed is None and candidates is None:
                 found = lexical.search(query)
             else:

@@ -9,6 +9,9 @@ def test_named_terms_are_names_not_question_words():
     assert named_terms("What accuracy does MR.Q reach on GSM8K?") == {"mr.q", "gsm8k"}
     assert named_terms("What does Celcomen do?") == {"celcomen"}
     assert named_terms("How does the method work?") == set()
+    # a field acronym with a lowercase word after it names the kind and describes it: the kind is the term
+    assert named_terms("How are the LLM-generated queries kept cheap?") == {"llm"}
+    assert named_terms("What does GPT-4o score?") == {"gpt-4o"}
 
 
 @pytest.mark.parametrize(

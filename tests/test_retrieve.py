@@ -152,3 +152,34 @@ def test_covered_terms_reach_the_hits_of_retrieve(tmp_path, fake_embedder):
     assert all(h.chunks for h in r.retrieve(q, 4, "hybrid", candidates=1))
     r.settings = r.settings.model_copy(update={"cover_depth": 0})
     assert [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)] == ["Z0"]
+
+
+def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embedder):
+    """ "LLM-generated queries" names a kind (LLM), not a paper: the papers that say "LLM-generated" get no
+    named-term votes, so a huge boost ranks as no boost; a real name ("AlphaBench") still lifts its paper."""
+    from rag.index import Index
+    from rag.retrieve import Retriever
+    from rag.types import Paper
+
+    texts = {
+        "F0": ("Detecting essays", "We detect LLM-generated essays written by students."),
+        "V0": ("Text-video retrieval", "For text-video retrieval many queries are written; we keep them cheap."),
+        "A0": ("AlphaBench", "AlphaBench scores retrieval of video by text queries."),
+    }
+    papers = [
+        Paper(paper_id=k, text=t, source_file="c.jsonl", source_id="c", index=i, title=title)
+        for i, (k, (title, t)) in enumerate(texts.items())
+    ]
+    s = Settings(data_dir=tmp_path / "d", named_boost=0.0, prf_docs=0)
+    index = Index(s)
+    index.ingest(papers, fake_embedder, progress=False)
+    r = Retriever(index, fake_embedder, s)
+
+    def order(q: str, boost: float) -> list[str]:
+        r.settings = s.model_copy(update={"named_boost": boost})
+        return [h.paper.paper_id for h in r.retrieve(q, 3, "hybrid")]
+
+    q = "How does the text-video retrieval paper keep its many LLM-generated queries cheap?"
+    assert order(q, 100.0) == order(q, 0.0)
+    named = "How does AlphaBench keep its many text queries cheap?"
+    assert order(named, 100.0)[0] == "A0"
