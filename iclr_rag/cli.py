@@ -337,6 +337,12 @@ def list_cmd(
         typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
         return
     what = f" ({filters.describe()})" if filters else ""
+    if res.lacking:
+        typer.echo(
+            f"No indexed paper is about “{res.topic}”{what}: the closest ones never cover "
+            f"{', '.join(res.lacking)}. Try other words, or remove a filter."
+        )
+        return
     typer.echo(f"{len(res.papers)} papers on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
         typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")

@@ -78,6 +78,15 @@ _FRAME_WORDS = frozenset(
 )
 
 
+# "(e.g., audio-image and image-text)": the user's examples, which a matching paper need not name
+EXAMPLES = re.compile(r"\s*\((?:e\.g\.?|for example|for instance|such as|like)\b[^()]*\)", re.I)
+
+
+def to_cover(question: str) -> str:
+    """What a listed paper must cover of a description: `described`, the user's examples aside."""
+    return described(EXAMPLES.sub("", question))
+
+
 def described(question: str) -> str:
     """What a "which paper …" / "papers on …" question describes: the question without its frame,
     keeping the frame's modifiers ("is there a text-to-video paper that …" describes text-to-video)."""

@@ -5,7 +5,6 @@ lister's complete list. Nothing is generated, so nothing can be invented.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 
@@ -15,14 +14,10 @@ from rag import prompts
 from rag.cite import blend
 from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
 from rag.gaps import missing_aspects
-from rag.intent import described, wants_many
+from rag.intent import described, to_cover, wants_many
 from rag.lister import list_papers
 from rag.text import content_words
 from rag.types import Answer, Citation, Hit, Sentence
-
-# "(e.g., audio-image and image-text)": the user's examples, which a matching paper need not name
-_EXAMPLES = re.compile(r"\s*\((?:e\.g\.?|for example|for instance|such as|like)\b[^()]*\)", re.I)
-
 
 def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int]) -> list[list[str]]:
     """Per paper position, the parts of what the question describes (its examples aside) that the paper
@@ -35,7 +30,7 @@ def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int])
         )
         papers.append((f"{p.title or ''} {p.text}", np.stack(vecs)))
     return missing_aspects(
-        described(_EXAMPLES.sub("", question)),
+        to_cover(question),
         papers,
         engine.judge.vectors,
         engine.settings.list_aspect_gain,
@@ -164,7 +159,7 @@ def complete_list(engine, question, query, timings, t0, refusal, filters=None) -
     quotes the first `list_max` (`Answer.listed` is the count)."""
     s = engine.settings
     f = engine.retriever.filters if filters is None else filters
-    found = list_papers(engine.retriever, query, f).papers
+    found = list_papers(engine.retriever, query, f, check_coverage=False).papers  # aspect_gaps checked
     if not found:
         yield refusal(prompts.NO_MATCH_REASON)
         return

@@ -48,6 +48,8 @@ class PaperList:
     papers: list[Listed] = field(default_factory=list)
     candidates: int = 0
     seconds: float = 0.0
+    # parts of the topic that none of the best papers covers (then nothing is listed; not in to_json)
+    lacking: list[str] = field(default_factory=list)
 
     def by(self, key) -> dict[str, int]:
         return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
@@ -96,8 +98,10 @@ def list_papers(
     filters: Filters | None = None,
     limit: int | None = None,
     judge: Judge | None = None,
+    check_coverage: bool = True,
 ) -> PaperList:
-    """Every paper that clears the relevance bar, best first (at most `limit`)."""
+    """Every paper that clears the relevance bar, best first (at most `limit`); none when the best of them
+    all lack part of the topic (`uncovered`; `check_coverage=False`: the caller has checked)."""
     from rag.list_score import probability, quote
     from rag.text import content_words
 
@@ -138,6 +142,40 @@ def list_papers(
         if i in best and best[i][0] >= bar
     ]
     listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
+    lacking = uncovered(retriever, topic, listed) if check_coverage else []
+    if lacking:
+        listed = []
     if limit:
         listed = listed[:limit]
-    return PaperList(topic, f, listed, candidates=len(hits), seconds=time.perf_counter() - t0)
+    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking)
+
+
+def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
+    """The parts of the topic (rag.gaps.missing_aspects, the chat's list rule) that every one of the first
+    `lister_cover_check` listed papers lacks; empty when each part is covered by one of them. A topic no
+    indexed paper is about ("knitting patterns") still has closest papers; this says they are not about it."""
+    import numpy as np
+
+    from rag.gaps import missing_aspects
+    from rag.intent import to_cover
+
+    s = retriever.settings
+    top = [x.paper for x in listed[: s.lister_cover_check]]
+    if not top:
+        return []
+    encode = retriever.embedder.encode
+    papers = []
+    for p in top:  # its sentences and title stand for the paper, as in the chat's list rule
+        texts = [p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label]
+        papers.append((f"{p.title or ''} {p.text}", np.asarray(encode(texts), dtype=np.float32)))
+    gaps = missing_aspects(
+        to_cover(topic),
+        papers,
+        lambda texts: np.asarray(encode(texts), dtype=np.float32),
+        s.list_aspect_gain,
+        retriever.bm25().known,
+    )
+    # words every one of them lacks: "recognition and translation" is covered by a paper on either
+    common = set.intersection(*({w for phrase in g for w in phrase.split()} for g in gaps)) if gaps else set()
+    common -= {"and", "or"}
+    return sorted({ph for g in gaps for ph in g if set(ph.split()) - {"and", "or"} <= common}) if common else []

@@ -374,6 +374,11 @@ class ListSettings(BaseModel):
         "issue's two floors): recall 0.822, precision 0.795 (0.45: 0.839/0.777; "
         "0.55: 0.793/0.817). The paper scoring was calibrated at 0.46 with lister_relative 0.65.",
     )
+    lister_cover_check: int = D(
+        5,
+        "A list is empty when each of its first this many papers lacks part of the topic (rag.gaps, with "
+        "list_aspect_gain): a topic no paper is about has closest papers, not matching ones. 0: no check.",
+    )
     lister_relative: float = D(
         0.65,
         "Paper and sentence scorings: ... and this share of the topic's best paper's score (calibration F1 0.86 "

@@ -131,7 +131,7 @@ def test_sentences_read_together_support_what_each_supports_in_part(judge):
 
 
 def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():
-    from rag.list_answer import _EXAMPLES
+    from rag.intent import EXAMPLES as _EXAMPLES
 
     q = "Which paper aligns unpaired modalities from available pairs (e.g., audio-image and image-text)?"
     assert _EXAMPLES.sub("", q) == "Which paper aligns unpaired modalities from available pairs?"

@@ -55,6 +55,38 @@ def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
     assert bib.read_text().count("@") >= out["count"]
 
 
+def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample_retriever, sample_data_dir):
+    """The closest papers of an absent topic are no list: each lacks the topic's own word. A real topic
+    of the sample keeps its list, and the JSON of an empty list is the same shape with count 0."""
+    absent = list_papers(sample_retriever, "knitting pattern generation with diffusion models")
+    assert absent.papers == [] and "knitting" in absent.lacking and absent.to_json()["count"] == 0
+    assert list_papers(sample_retriever, "knitting pattern generation", check_coverage=False).papers
+    present = list_papers(sample_retriever, "diffusion models")
+    assert present.papers and present.lacking == []
+    topic = "knitting pattern generation with diffusion models"
+    r = CliRunner().invoke(app, ["list", topic, "--data-dir", str(sample_data_dir)])
+    assert r.exit_code == 0 and "No indexed paper is about" in r.output and "knitting" in r.output
+
+
+def test_a_topic_is_covered_when_each_part_is_covered_by_one_of_the_best_papers(sample_retriever, monkeypatch):
+    """ "recognition and translation": a paper on either covers its part; only words every one of the best
+    papers lacks empty the list (missing_aspects faked: the rule over its gaps is what is tested)."""
+    import rag.gaps
+    from rag.lister import uncovered
+
+    listed = list_papers(sample_retriever, "reinforcement learning", check_coverage=False).papers[:3]
+    assert len(listed) == 3
+    each = [["translation"], ["recognition"], ["recognition and translation"]]
+    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: each)
+    assert uncovered(sample_retriever, "x recognition and translation", listed) == []
+    both = [["knitting", "translation"], ["knitting pattern"], ["knitting"]]
+    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: both)
+    assert uncovered(sample_retriever, "x", listed) == ["knitting"]
+    one_covers = [["knitting"], [], ["knitting"]]
+    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: one_covers)
+    assert uncovered(sample_retriever, "x", listed) == []
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
