@@ -46,6 +46,14 @@ def test_a_filter_matching_nothing_shows_the_valid_values(sample_engine):
     assert "author matching 'Zzyzx Nobody'" in nobody.error
 
 
+def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
+    found = find.find(sample_engine.retriever, "knitting pattern generation with diffusion models", "any", "any", "")
+    assert found.error is None and found.result.papers == [] and "knitting" in found.result.lacking
+    html = find.render_summary(found)
+    assert 'role="status"' in html and "No indexed paper is about" in html and "never cover knitting" in html
+    assert find.render_table(found, 10) == ""
+
+
 def test_table_pages_links_and_charts(sample_engine):
     found = find.find(sample_engine.retriever, "reinforcement learning", "any", "any", "")
     n = len(found.result.papers)

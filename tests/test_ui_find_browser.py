@@ -92,6 +92,26 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         err.wait_for(timeout=T)
         assert "author matching 'Zzyzx Nobody'" in err.inner_text()
         assert page.locator("#find-table table").count() == 0
+        # a topic no paper is about: the page says which words none of the closest papers covers
+        page.fill("#find-author textarea", "")
+        page.fill("#find-topic textarea", "knitting pattern generation with diffusion models")
+        page.click("#find-btn")
+        page.wait_for_function(
+            "(document.querySelector('#find-summary .find-note') || {}).textContent?.includes('is about')",
+            timeout=T,
+        )
+        assert "never cover knitting" in page.locator("#find-summary .find-note").inner_text()
+        assert page.locator("#find-table table").count() == 0
+        # the earlier list's "Saved iclr-papers.csv." is gone with it
+        assert page.locator("#find-export-status .copy-msg").inner_text() == ""
+        page.wait_for_function("!document.querySelector('#find-topic textarea').disabled", timeout=T)
+        # Gradio's loading veils fade out over a moment: wait them out before the screenshot
+        page.wait_for_function(
+            "Array.from(document.querySelectorAll('#find-summary .wrap.hide, #find-topic .wrap.hide'))"
+            ".every(e => getComputedStyle(e).opacity === '0')",
+            timeout=T,
+        )
+        page.screenshot(path=str(SCREENSHOTS / "ui-find-absent.png"), full_page=True)
         assert p.external_requests() == [] and not p.errors, p.errors
 
 

@@ -155,6 +155,10 @@ def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
     run = dict(api_visibility="private", concurrency_limit=2, concurrency_id="find")
     tab.find_btn.click(on.find_papers, find_in, find_out, **run)
     tab.topic.submit(on.find_papers, find_in, find_out, **run)
+    # "Saved iclr-papers.csv." belongs to the list it was saved from
+    clear = "() => { const s = document.querySelector('#find-export-status .copy-msg'); if (s) s.textContent = ''; }"
+    for trigger in (tab.find_btn.click, tab.topic.submit, *(c.click for c in tab.chips)):
+        trigger(None, None, None, js=clear, queue=False, **QUIET)
     # a chip clears its filter, then the list runs again
     for chip, control, empty in zip(
         tab.chips, [tab.decision, tab.area, tab.author], [find.ANY, find.ANY, ""]
