@@ -19,6 +19,7 @@ from rag.lister import list_papers
 from rag.text import content_words
 from rag.types import Answer, Citation, Hit, Sentence
 
+
 def aspect_gaps(engine, question: str, evset: EvidenceSet, positions: list[int]) -> list[list[str]]:
     """Per paper position, the parts of what the question describes (its examples aside) that the paper
     lacks (missing_aspects); its scored sentences and its title stand for the paper."""

@@ -178,4 +178,6 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     # words every one of them lacks: "recognition and translation" is covered by a paper on either
     common = set.intersection(*({w for phrase in g for w in phrase.split()} for g in gaps)) if gaps else set()
     common -= {"and", "or"}
-    return sorted({ph for g in gaps for ph in g if set(ph.split()) - {"and", "or"} <= common}) if common else []
+    return (
+        sorted({ph for g in gaps for ph in g if set(ph.split()) - {"and", "or"} <= common}) if common else []
+    )

@@ -68,7 +68,9 @@ def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample
     assert r.exit_code == 0 and "No indexed paper is about" in r.output and "knitting" in r.output
 
 
-def test_a_topic_is_covered_when_each_part_is_covered_by_one_of_the_best_papers(sample_retriever, monkeypatch):
+def test_a_topic_is_covered_when_each_part_is_covered_by_one_of_the_best_papers(
+    sample_retriever, monkeypatch
+):
     """ "recognition and translation": a paper on either covers its part; only words every one of the best
     papers lacks empty the list (missing_aspects faked: the rule over its gaps is what is tested)."""
     import rag.gaps

@@ -21,7 +21,11 @@ def test_list_eval_scores_judged_precision_and_chooses_bar():
     bar, table = choose_bar([row], {"t": topic}, sweep=[0.3, 0.5, 0.85])
     # the worse of recall and precision: 0.67 at 0.3 (recall 1.0), 0.5 at 0.5, 0.5 at 0.85 (precision 1.0)
     assert bar == 0.3 and len(table) == 3
-    row2 = {"id": "t", "seconds": 0.5, "scored": [["a", 0.9], ["x", 0.8], ["b", 0.7], ["c", 0.6], ["y", 0.55], ["d", 0.5]]}
+    row2 = {
+        "id": "t",
+        "seconds": 0.5,
+        "scored": [["a", 0.9], ["x", 0.8], ["b", 0.7], ["c", 0.6], ["y", 0.55], ["d", 0.5]],
+    }
     topic2 = {"id": "t", "relevant": ["a", "b", "c", "d"], "judged_not_relevant": ["x", "y"]}
     # 0.45: recall 1.0, precision 0.67 (F1 0.8); 0.58: both 0.75 (F1 0.75): the floors pick 0.58, not F1's bar
     assert choose_bar([row2], {"t": topic2}, sweep=[0.45, 0.58, 0.65])[0] == 0.58

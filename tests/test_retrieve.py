@@ -92,10 +92,6 @@ def test_followup_is_searched_with_the_turn_it_depends_on(seed_engine):
 
 
 def _cover_retriever(tmp_path, fake_embedder):
-    from rag.index import Index
-    from rag.retrieve import Retriever
-    from rag.types import Paper
-
     texts = {
         "A0": (
             "AlphaBench for code agents",
@@ -107,11 +103,20 @@ def _cover_retriever(tmp_path, fake_embedder):
         "R0": ("Recycle old adapters", "We recycle adapters trained on other tasks to write code."),
         "Z0": ("Zeta Recycle", "Zeta Recycle distills one adapter from many pre-trained adapters."),
     }
+    return _retriever_over(texts, tmp_path, fake_embedder, context_papers=4)
+
+
+def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, **settings):
+    """A retriever over papers given as {id: (title, abstract)}, with the fake embedder."""
+    from rag.index import Index
+    from rag.retrieve import Retriever
+    from rag.types import Paper
+
     papers = [
         Paper(paper_id=k, text=t, source_file="c.jsonl", source_id="c", index=i, title=title)
         for i, (k, (title, t)) in enumerate(texts.items())
     ]
-    s = Settings(data_dir=tmp_path / "d", context_papers=4)
+    s = Settings(data_dir=tmp_path / "d", **settings)
     index = Index(s)
     index.ingest(papers, fake_embedder, progress=False)
     return Retriever(index, fake_embedder, s)
@@ -157,23 +162,16 @@ def test_covered_terms_reach_the_hits_of_retrieve(tmp_path, fake_embedder):
 def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embedder):
     """ "LLM-generated queries" names a kind (LLM), not a paper: the papers that say "LLM-generated" get no
     named-term votes, so a huge boost ranks as no boost; a real name ("AlphaBench") still lifts its paper."""
-    from rag.index import Index
-    from rag.retrieve import Retriever
-    from rag.types import Paper
-
     texts = {
         "F0": ("Detecting essays", "We detect LLM-generated essays written by students."),
-        "V0": ("Text-video retrieval", "For text-video retrieval many queries are written; we keep them cheap."),
+        "V0": (
+            "Text-video retrieval",
+            "For text-video retrieval many queries are written; we keep them cheap.",
+        ),
         "A0": ("AlphaBench", "AlphaBench scores retrieval of video by text queries."),
     }
-    papers = [
-        Paper(paper_id=k, text=t, source_file="c.jsonl", source_id="c", index=i, title=title)
-        for i, (k, (title, t)) in enumerate(texts.items())
-    ]
-    s = Settings(data_dir=tmp_path / "d", named_boost=0.0, prf_docs=0)
-    index = Index(s)
-    index.ingest(papers, fake_embedder, progress=False)
-    r = Retriever(index, fake_embedder, s)
+    r = _retriever_over(texts, tmp_path, fake_embedder, named_boost=0.0, prf_docs=0)
+    s = r.settings
 
     def order(q: str, boost: float) -> list[str]:
         r.settings = s.model_copy(update={"named_boost": boost})

@@ -47,7 +47,9 @@ def test_a_filter_matching_nothing_shows_the_valid_values(sample_engine):
 
 
 def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
-    found = find.find(sample_engine.retriever, "knitting pattern generation with diffusion models", "any", "any", "")
+    found = find.find(
+        sample_engine.retriever, "knitting pattern generation with diffusion models", "any", "any", ""
+    )
     assert found.error is None and found.result.papers == [] and "knitting" in found.result.lacking
     html = find.render_summary(found)
     assert 'role="status"' in html and "No indexed paper is about" in html and "never cover knitting" in html
