@@ -333,15 +333,18 @@ def list_cmd(
                 path.write_text(text(), encoding="utf-8")
             except OSError as e:
                 raise UserError(f"Cannot write {path}: {e.strerror}.") from None
-    if json_out:
-        typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
-        return
     what = f" ({filters.describe()})" if filters else ""
+    why = (
+        f"No indexed paper is about “{res.topic}”{what}: the closest ones never cover "
+        f"{', '.join(res.lacking)}. Try other words, or remove a filter."
+    )
+    if json_out:  # the JSON stays exactly its shape; the reason goes to stderr
+        typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+        if res.lacking:
+            typer.echo(why, err=True)
+        return
     if res.lacking:
-        typer.echo(
-            f"No indexed paper is about “{res.topic}”{what}: the closest ones never cover "
-            f"{', '.join(res.lacking)}. Try other words, or remove a filter."
-        )
+        typer.echo(why)
         return
     typer.echo(f"{len(res.papers)} papers on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):

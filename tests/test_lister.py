@@ -66,6 +66,8 @@ def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample
     topic = "knitting pattern generation with diffusion models"
     r = CliRunner().invoke(app, ["list", topic, "--data-dir", str(sample_data_dir)])
     assert r.exit_code == 0 and "No indexed paper is about" in r.output and "knitting" in r.output
+    r = CliRunner().invoke(app, ["list", topic, "--json", "--data-dir", str(sample_data_dir)])
+    assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 0 and "never cover knitting" in r.stderr
 
 
 def test_a_topic_is_covered_when_each_part_is_covered_by_one_of_the_best_papers(
