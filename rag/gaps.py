@@ -99,6 +99,27 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     ]
 
 
+def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
+    """Words of the topic that no indexed abstract uses (`known`: the index's vocabulary, stemmed), so no
+    paper can cover them: "knitting" of "knitting patterns". Skipped words (stopwords, frame verbs) and a
+    mistyped function word aside."""
+    out = []
+    for t in topic.split():
+        w = t.strip(".,;:!?()\"'")
+        if len(w) >= 2 and w.lower() not in _skip() and not known(w) and not known(_american(w)):
+            out.append(w)
+    return out
+
+
+def _american(word: str) -> str:
+    """The American spelling the abstracts mostly use: "optimisation" -> "optimization", "behaviour" ->
+    "behavior", "analyse" -> "analyze", "centre" -> "center"."""
+    w = re.sub(r"(?<=[a-z])is(e|ed|es|ing|ation|ations|er|ers)$", r"iz\1", word.lower())
+    w = re.sub(r"(?<=[a-z])ys(e|ed|es|ing)$", r"yz\1", w)
+    w = re.sub(r"(?<=[a-z]{2})our(s|ed|ing|al)?$", r"or\1", w)
+    return re.sub(r"(?<=[a-z]{2})tre(s)?$", r"ter\1", w)
+
+
 @functools.cache
 def _skip() -> frozenset[str]:
     """Words of a description that are never part of its topic."""

@@ -151,18 +151,22 @@ def list_papers(
 
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
-    """The parts of the topic (rag.gaps.missing_aspects, the chat's list rule) that every one of the first
-    `lister_cover_check` listed papers lacks; empty when each part is covered by one of them. A topic no
-    indexed paper is about ("knitting patterns") still has closest papers; this says they are not about it."""
+    """The words of the topic that no indexed abstract uses, else the parts of it (rag.gaps.missing_aspects,
+    the chat's list rule) that every one of the first `lister_cover_check` listed papers lacks; empty when each
+    part is covered by one of them. A topic no indexed paper is about ("knitting patterns") still has closest
+    papers; this says they are not about it."""
     import numpy as np
 
-    from rag.gaps import missing_aspects
+    from rag.gaps import missing_aspects, unknown_words
     from rag.intent import to_cover
 
     s = retriever.settings
     top = [x.paper for x in listed[: s.lister_cover_check]]
     if not top:
         return []
+    unknown = unknown_words(to_cover(topic), retriever.bm25().known)
+    if unknown:  # a word no indexed abstract uses: no paper covers it, however close
+        return unknown
     encode = retriever.embedder.encode
     papers = []
     for p in top:  # its sentences and title stand for the paper, as in the chat's list rule

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.gaps import _absent_runs, missing_aspects, not_in_paper, presupposes
+from rag.gaps import _absent_runs, missing_aspects, not_in_paper, presupposes, unknown_words
 from rag.types import Hit
 from tests.conftest import CEL, RL
 
@@ -105,3 +105,16 @@ def test_frame_verbs_are_not_part_of_what_is_described():
     assert _absent_runs("studies graph neural networks for weather", PRECONDITIONER) == [
         ("weather", "studies graph neural networks for")
     ]
+
+
+def test_unknown_words_are_the_topics_words_no_abstract_uses_in_any_spelling():
+    vocab = {"pattern", "generation", "diffusion", "model", "optimization", "behavior", "network"}
+
+    def known(w: str) -> bool:
+        return w.lower().rstrip("s") in vocab
+
+    assert unknown_words("knitting pattern generation with diffusion models", known) == ["knitting"]
+    # British spellings are the abstracts' American ones; frame and function words are no part of a topic
+    assert unknown_words("optimisation of networks and their behaviour", known) == []
+    assert unknown_words("which studies crochet?", known) == ["crochet"]
+    assert unknown_words("diffusion models", known) == []
