@@ -99,6 +99,9 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     ]
 
 
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
+
+
 def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
     """Words of the topic that no indexed abstract uses (`known`: the index's vocabulary, stemmed), so no
     paper can cover them: "knitting" of "knitting patterns". Skipped words (stopwords, frame verbs) and a
@@ -106,7 +109,9 @@ def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
     out = []
     for t in topic.split():
         w = t.strip(".,;:!?()\"'")
-        if len(w) >= 2 and w.lower() not in _skip() and not known(w) and not known(_american(w)):
+        if not _PLAIN.fullmatch(w) or w.lower() in _skip():  # "C++", "Q&A": symbols the index drops
+            continue
+        if not known(w) and not known(_american(w)) and not slip(w):  # "wheter": no part of the topic
             out.append(w)
     return out
 

@@ -97,8 +97,7 @@ class Retriever:
         n = candidates or s.candidates
         need = 0 if candidates else top_k  # a caller-set pool depth is kept as is (see _deepen)
         named = named_terms(query) if mode != "dense" else set()
-        # "LLMs", "GNN" name a kind of thing, not a paper: they weigh BM25 in, but boost no paper
-        terms = {t for t in named if not field_word(t)}
+        terms = boosted(named)
         sides: list[tuple[float, dict]] = []
         lexical = self.bm25()  # also the store snapshot: chunk texts and paper records in memory
         allowed = f.validate(lexical.papers) if f else None
@@ -236,6 +235,13 @@ class Retriever:
             ranked.insert(min(window, len(ranked)), out)
             scores[best] = max(scores.get(best, 0.0), scores.get(out, 0.0))
         return ranked
+
+
+def boosted(named: set[str]) -> set[str]:
+    """The named terms that lift the papers naming them. "LLMs", "GNN" name a kind of thing, not a paper:
+    they weigh BM25 in, but boost no paper. "GNN-RAG" is a name (named_terms already cut a described kind,
+    "LLM-generated", to "llm")."""
+    return {t for t in named if "-" in t or not field_word(t)}
 
 
 def _fuse(sides: list[tuple[float, dict]], rrf_k: int):

@@ -181,3 +181,11 @@ def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embed
     assert order(q, 100.0) == order(q, 0.0)
     named = "How does AlphaBench keep its many text queries cheap?"
     assert order(named, 100.0)[0] == "A0"
+    # a name whose first part is a field acronym is a name
+    from rag.names import named_terms
+    from rag.retrieve import boosted
+
+    assert boosted(named_terms("Does GNN-RAG beat LLM-Pruner on LLM-generated data with GNNs?")) == {
+        "gnn-rag",
+        "llm-pruner",
+    }
