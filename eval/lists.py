@@ -25,6 +25,7 @@ from rag.corpus import iter_jsonl
 from rag.errors import UserError
 
 DEFAULT_TOPICS = Path("eval/list_topics.jsonl")
+DEFAULT_ABSENT = Path("eval/list_absent_topics.jsonl")
 SWEEP = [round(0.20 + 0.01 * i, 2) for i in range(51)]  # 0.20 .. 0.70
 
 
@@ -59,7 +60,7 @@ def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[li
         rows = []
         for t in topics:
             f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
-            res = list_papers(retriever, t["topic"], f)
+            res = list_papers(retriever, t["topic"], f, check_coverage=False)  # coverage: see `coverage`
             rows.append(
                 {
                     "id": t["id"],
@@ -207,6 +208,7 @@ def main(
     bar: float | None = None,
     progress: bool = True,
     fit: bool = False,
+    absent: Path | str | None = DEFAULT_ABSENT,
 ) -> dict:
     """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
     halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl. `fit`: first fit the lister's model
@@ -261,6 +263,9 @@ def main(
         },
         "all": summarize(rows, by_id, used),
     }
+    if absent and Path(absent).is_file():
+        retriever.settings = settings.model_copy(update={"lister_min_score": used})
+        report["coverage"] = coverage(retriever, topics, load_absent(absent))
     report["settings"]["data_dir"] = str(report["settings"]["data_dir"])
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     with (out / "rows.jsonl").open("w") as fh:
@@ -268,6 +273,39 @@ def main(
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     (out / "report.md").write_text(to_markdown(report))
     return report
+
+
+def coverage(retriever, topics: list[dict], absent: list[dict]) -> dict:
+    """`rag list` as a user runs it (the bar, then the empty-list check, rag.lister.uncovered): which gold
+    topics come back empty (none should) and which topics no paper is about do (all should)."""
+    from rag.filters import Filters
+    from rag.lister import list_papers
+
+    def lacking(t: dict) -> list[str]:
+        fs = t.get("filters") or {}
+        return list_papers(
+            retriever, t["topic"], Filters.of(*(fs.get(k) for k in ("decision", "area", "author")))
+        ).lacking
+
+    gold = {t["id"]: lacking(t) for t in topics}
+    gone = {t["id"]: lacking(t) for t in absent}
+    return {
+        "gold_n": len(gold),
+        "gold_emptied": {k: v for k, v in gold.items() if v},
+        "absent_n": len(gone),
+        "absent_emptied": sum(1 for v in gone.values() if v),
+        "absent": gone,
+    }
+
+
+def load_absent(path: Path | str) -> list[dict]:
+    """Topics no indexed paper is about (id, topic), each checked by grep when written."""
+    out = []
+    for lineno, t in iter_jsonl(Path(path)):
+        if "id" not in t or "topic" not in t:
+            raise UserError(f"{path}:{lineno}: an absent topic needs 'id' and 'topic'")
+        out.append(t)
+    return out
 
 
 def headline(rep: dict) -> str:
@@ -282,6 +320,18 @@ def headline(rep: dict) -> str:
     )
 
 
+def _coverage_lines(c: dict | None) -> list[str]:
+    if not c:
+        return []
+    emptied = ", ".join(f"{k} ({', '.join(v)})" for k, v in c["gold_emptied"].items()) or "none"
+    return [
+        f"Empty-list check (`rag list` as run, at the bar): topics no paper is about that list nothing: "
+        f"**{c['absent_emptied']} of {c['absent_n']}**; gold topics emptied: {len(c['gold_emptied'])} of "
+        f"{c['gold_n']} ({emptied}).",
+        "",
+    ]
+
+
 def to_markdown(rep: dict) -> str:
     lines = [
         "# `rag list` on the gold topics",
@@ -290,6 +340,7 @@ def to_markdown(rep: dict) -> str:
         f"Bar used: **{rep['bar_used']}**; best on the calibration half: {rep['bar_chosen_on_calibration']}.",
         "Precision counts judged papers only; listed papers nobody judged are `unjudged`.",
         "",
+        *_coverage_lines(rep.get("coverage")),
         "| half | topics | recall | precision (judged) | candidate recall | listed | unjudged | p50 s | p95 s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -95,14 +95,28 @@ def eval_lists_cmd(
             "--fit", help="Fit the lister's model on the calibration topics first (OUT/lister_model.json)."
         ),
     ] = False,
+    absent: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSONL topics no paper is about: how many list nothing (default: eval/list_absent_topics.jsonl)."
+        ),
+    ] = None,
     *,
     settings: Settings,
 ):
     """`rag list` on the gold topics: recall, judged precision and time per list, both halves;
-    the score bar that the calibration half supports. Writes report.json/.md and rows.jsonl."""
+    the score bar that the calibration half supports; how many topics no paper is about list nothing.
+    Writes report.json/.md and rows.jsonl."""
     import eval.lists
 
-    rep = eval.lists.main(settings, topics or [eval.lists.DEFAULT_TOPICS], out, bar=min_score, fit=fit)
+    rep = eval.lists.main(
+        settings,
+        topics or [eval.lists.DEFAULT_TOPICS],
+        out,
+        bar=min_score,
+        fit=fit,
+        absent=absent or eval.lists.DEFAULT_ABSENT,
+    )
     typer.echo(eval.lists.headline(rep))
     typer.echo(f"-> {out / 'report.md'}")
 

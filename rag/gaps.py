@@ -99,6 +99,12 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     ]
 
 
+def absent_words(topic: str, text: str, known: Callable[[str], bool] | None = None) -> set[str]:
+    """The topic's words (lowercase; skipped words aside) in the runs `text` never uses (_absent_runs):
+    everything `missing_aspects` can find lacking in that text."""
+    return {w.lower() for phrase, _ in _absent_runs(topic, text, known) for w in phrase.split()} - _skip()
+
+
 _PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
 
 

@@ -151,37 +151,38 @@ def list_papers(
 
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
-    """The words of the topic that no indexed abstract uses, else the parts of it (rag.gaps.missing_aspects,
-    the chat's list rule) that every one of the first `lister_cover_check` listed papers lacks; empty when each
-    part is covered by one of them. A topic no indexed paper is about ("knitting patterns") still has closest
-    papers; this says they are not about it."""
+    """The words of the topic that no indexed abstract uses, else those that every one of the first
+    `lister_cover_check` listed papers lacks (rag.gaps.missing_aspects, the chat's list rule); empty when each
+    word is covered by one of them ("recognition and translation": a paper on either covers its word). A
+    topic no indexed paper is about ("knitting patterns") still has closest papers; this says they are not
+    about it."""
     import numpy as np
 
-    from rag.gaps import missing_aspects, unknown_words
+    from rag.gaps import absent_words, missing_aspects, unknown_words
     from rag.intent import to_cover
 
     s = retriever.settings
     top = [x.paper for x in listed[: s.lister_cover_check]]
     if not top:
         return []
-    unknown = unknown_words(to_cover(topic), retriever.bm25().known)
+    known = retriever.bm25().known
+    described = to_cover(topic)
+    unknown = unknown_words(described, known)
     if unknown:  # a word no indexed abstract uses: no paper covers it, however close
         return unknown
+    texts = [f"{p.title or ''} {p.text}" for p in top]
+    # what missing_aspects can find lacking is within the words a text never uses: none shared, nothing to embed
+    if not set.intersection(*(absent_words(described, t, known) for t in texts)):
+        return []
     encode = retriever.embedder.encode
     papers = []
-    for p in top:  # its sentences and title stand for the paper, as in the chat's list rule
-        texts = [p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label]
-        papers.append((f"{p.title or ''} {p.text}", np.asarray(encode(texts), dtype=np.float32)))
+    for p, text in zip(top, texts):  # its sentences and title stand for the paper, as in the chat's list rule
+        parts = [p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label]
+        papers.append((text, np.asarray(encode(parts), dtype=np.float32)))
     gaps = missing_aspects(
-        to_cover(topic),
-        papers,
-        lambda texts: np.asarray(encode(texts), dtype=np.float32),
-        s.list_aspect_gain,
-        retriever.bm25().known,
+        described, papers, lambda xs: np.asarray(encode(xs), dtype=np.float32), s.list_aspect_gain, known
     )
-    # words every one of them lacks: "recognition and translation" is covered by a paper on either
-    common = set.intersection(*({w for phrase in g for w in phrase.split()} for g in gaps)) if gaps else set()
-    common -= {"and", "or"}
-    return (
-        sorted({ph for g in gaps for ph in g if set(ph.split()) - {"and", "or"} <= common}) if common else []
-    )
+    lacking = [{w.lower() for phrase in g for w in phrase.split()} for g in gaps]
+    common = set.intersection(*lacking) - {"and", "or"}
+    order = [w.strip(".,;:!?()\"'").lower() for w in described.split()]
+    return sorted(common, key=lambda w: order.index(w) if w in order else len(order))

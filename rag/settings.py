@@ -378,6 +378,7 @@ class ListSettings(BaseModel):
         5,
         "A list is empty when each of its first this many papers lacks part of the topic (rag.gaps, with "
         "list_aspect_gain): a topic no paper is about has closest papers, not matching ones. 0: no check.",
+        ge=0,
     )
     lister_relative: float = D(
         0.65,

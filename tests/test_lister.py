@@ -70,25 +70,41 @@ def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample
     assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 0 and "never cover knitting" in r.stderr
 
 
-def test_a_topic_is_covered_when_each_part_is_covered_by_one_of_the_best_papers(
+def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(
     sample_retriever, monkeypatch
 ):
-    """ "recognition and translation": a paper on either covers its part; only words every one of the best
-    papers lacks empty the list (missing_aspects faked: the rule over its gaps is what is tested)."""
+    """ "recognition and translation": a paper on either covers its word; only words every one of the best
+    papers lacks empty the list, in the topic's order (rag.gaps faked: the rule over its gaps is tested)."""
     import rag.gaps
     from rag.lister import uncovered
 
     listed = list_papers(sample_retriever, "reinforcement learning", check_coverage=False).papers[:3]
     assert len(listed) == 3
-    each = [["translation"], ["recognition"], ["recognition and translation"]]
-    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: each)
-    assert uncovered(sample_retriever, "x recognition and translation", listed) == []
-    both = [["knitting", "translation"], ["knitting pattern"], ["knitting"]]
-    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: both)
-    assert uncovered(sample_retriever, "x", listed) == ["knitting"]
-    one_covers = [["knitting"], [], ["knitting"]]
-    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, **k: one_covers)
-    assert uncovered(sample_retriever, "x", listed) == []
+    topic = "knitting pattern recognition and translation"
+    monkeypatch.setattr(rag.gaps, "unknown_words", lambda *a: [])
+    monkeypatch.setattr(
+        rag.gaps, "absent_words", lambda *a: {"knitting", "pattern", "recognition", "translation"}
+    )
+    cases = [
+        ([["translation"], ["recognition"], ["recognition and translation"]], []),
+        ([["knitting", "translation"], ["knitting pattern"], ["knitting"]], ["knitting"]),
+        (
+            [["knitting pattern"], ["pattern recognition"], ["pattern"]],
+            ["pattern"],
+        ),  # inside longer phrases too
+        (
+            [["pattern recognition", "knitting"], ["knitting pattern"], ["knitting", "pattern"]],
+            ["knitting", "pattern"],
+        ),
+        ([["knitting"], [], ["knitting"]], []),
+    ]
+    for gaps, lacking in cases:
+        monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, g=gaps: g)
+        assert uncovered(sample_retriever, topic, listed) == lacking
+    # no word that every text lacks: nothing is embedded or read further
+    monkeypatch.setattr(rag.gaps, "absent_words", lambda *a: set())
+    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a: pytest.fail("embedded for nothing"))
+    assert uncovered(sample_retriever, topic, listed) == []
 
 
 @pytest.mark.parametrize(

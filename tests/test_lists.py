@@ -61,3 +61,14 @@ def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
     assert listed and all(0.0 <= x.score <= 1.0 and x.score >= s.lister_min_score for x in listed)
     titled = sum(1 for x in listed if "diffusion" in (x.paper.title or "").lower())
     assert titled / len(listed) > 0.5
+
+
+def test_coverage_counts_gold_topics_emptied_and_absent_topics_listing_nothing(sample_retriever, tmp_path):
+    from eval.lists import coverage, load_absent
+
+    path = tmp_path / "absent.jsonl"
+    path.write_text('{"id": "a1", "topic": "knitting pattern generation with diffusion models"}\n')
+    gold = [{"id": "g1", "topic": "diffusion models", "filters": {}}]
+    c = coverage(sample_retriever, gold, load_absent(path))
+    assert c["gold_n"] == 1 and c["gold_emptied"] == {}
+    assert c["absent_n"] == 1 and c["absent_emptied"] == 1 and "knitting" in c["absent"]["a1"]

@@ -106,6 +106,10 @@ def test_handlers_find_and_page(sample_engine):
     assert chip_d["visible"] and not chip_a["visible"]
     found2, *view = on.find_page(found, 1, 3)
     assert found2.page == 1 and "page 2 of" in view[1]
+    # the chat's "See all N" shows the list the chat counted: its coverage was checked there
+    topic = "knitting pattern generation with diffusion models"
+    assert not on.find_papers(topic, "any", "any", "", 3)[0].result.papers
+    assert on.find_all_papers(topic, "any", "any", "", 3)[0].result.papers
 
 
 def test_handlers_find_before_the_engine_is_ready():

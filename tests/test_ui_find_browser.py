@@ -63,6 +63,15 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         got = list(csv.reader(io.StringIO(Path(dl.value.path()).read_text())))
         total = int(page.locator("#find-summary strong").inner_text().split()[0].replace(",", ""))
         assert len(got) == total + 1 and {r[2] for r in got[1:]} == {"Accept (Oral)"}
+        page.wait_for_function(
+            "document.querySelector('#find-export-status .copy-msg').textContent.startsWith('Saved')",
+            timeout=T,
+        )
+        # a new search clears it: "Saved …" belonged to the list it was saved from
+        page.click("#find-btn")
+        page.wait_for_function(
+            "document.querySelector('#find-export-status .copy-msg').textContent === ''", timeout=T
+        )
         # removing the chip lists every decision again
         chip.click()
         page.wait_for_function(
@@ -102,8 +111,11 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         )
         assert "never cover knitting" in page.locator("#find-summary .find-note").inner_text()
         assert page.locator("#find-table table").count() == 0
-        # the earlier list's "Saved iclr-papers.csv." is gone with it
-        assert page.locator("#find-export-status .copy-msg").inner_text() == ""
+        # a new search clears it: "Saved …" belonged to the list it was saved from
+        page.click("#find-btn")
+        page.wait_for_function(
+            "document.querySelector('#find-export-status .copy-msg').textContent === ''", timeout=T
+        )
         page.wait_for_function("!document.querySelector('#find-topic textarea').disabled", timeout=T)
         # Gradio's loading veils fade out over a moment: wait them out before the screenshot
         page.wait_for_function(

@@ -157,7 +157,12 @@ def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
     tab.topic.submit(on.find_papers, find_in, find_out, **run)
     # "Saved iclr-papers.csv." belongs to the list it was saved from
     clear = "() => { const s = document.querySelector('#find-export-status .copy-msg'); if (s) s.textContent = ''; }"
-    for trigger in (tab.find_btn.click, tab.topic.submit, *(c.click for c in tab.chips)):
+    for trigger in (
+        tab.find_btn.click,
+        tab.topic.submit,
+        p.chat.see_all_btn.click,
+        *(c.click for c in tab.chips),
+    ):
         trigger(None, None, None, js=clear, queue=False, **QUIET)
     # a chip clears its filter, then the list runs again
     for chip, control, empty in zip(
@@ -178,7 +183,7 @@ def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
         )
     p.chat.see_all_btn.click(
         on.see_all, [p.session], [p.tabs, tab.topic, tab.decision, tab.area, tab.author], **QUIET
-    ).then(on.find_papers, find_in, find_out, **run)
+    ).then(on.find_all_papers, find_in, find_out, **run)
 
 
 def _wire_model_switch(on: Handlers, p: Page) -> None:

@@ -65,8 +65,11 @@ class Found:
         return max(1, math.ceil(n / max(1, size)))
 
 
-def find(retriever, topic: str, decision: str | None, area: str | None, author: str | None) -> Found:
-    """Run the lister; a filter value that matches nothing comes back as `error` (the UserError text)."""
+def find(
+    retriever, topic: str, decision: str | None, area: str | None, author: str | None, check: bool = True
+) -> Found:
+    """Run the lister; a filter value that matches nothing comes back as `error` (the UserError text).
+    `check=False`: the topic's coverage was checked already (the chat's "See all N")."""
     topic = " ".join((topic or "").split())
     topic, f, detected = with_detected(topic, filters_of(decision, area, author))
     out = Found(topic=topic, filters=f, detected=detected)
@@ -74,7 +77,7 @@ def find(retriever, topic: str, decision: str | None, area: str | None, author: 
         out.error = "Type a topic first, e.g. “diffusion models for protein design”."
         return out
     try:
-        out.result = list_papers(retriever, topic, f)
+        out.result = list_papers(retriever, topic, f, check_coverage=check)
     except UserError as e:
         out.error = str(e)
     return out

@@ -56,10 +56,17 @@ class FindHandlers:
             raise UserError("This engine cannot list papers.")
         return retriever
 
-    def find_papers(self, topic: str, decision: str, area: str, author: str, page_size: int):
+    def find_all_papers(self, topic: str, decision: str, area: str, author: str, page_size: int):
+        """`find_papers` for the chat's "See all N": the chat checked the topic's coverage, so the list it
+        counted is the list shown."""
+        return self.find_papers(topic, decision, area, author, page_size, check=False)
+
+    def find_papers(
+        self, topic: str, decision: str, area: str, author: str, page_size: int, check: bool = True
+    ):
         """Find papers: run the lister. Outputs: state, topic, decision, author, then `find_view`'s."""
         try:
-            found = find.find(self._retriever(), topic, decision, area, author)
+            found = find.find(self._retriever(), topic, decision, area, author, check)
         except UserError as e:
             found = find.Found(topic=topic or "", error=str(e))
         f = found.filters
