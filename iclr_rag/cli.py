@@ -346,7 +346,9 @@ def list_cmd(
     if res.lacking:
         typer.echo(why)
         return
-    typer.echo(f"{len(res.papers)} papers on “{res.topic}”{what}, best first:")
+    shown = len(res.papers)
+    head = f"The first {shown} of {res.found} papers" if res.found > shown else f"{shown} papers"
+    typer.echo(f"{head} on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
         typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
 

@@ -50,6 +50,9 @@ class PaperList:
     seconds: float = 0.0
     # parts of the topic that none of the best papers covers (then nothing is listed; not in to_json)
     lacking: list[str] = field(default_factory=list)
+    found: int = (
+        0  # papers that cleared the bar, before `limit` (not in to_json: its counts add up to `papers`)
+    )
 
     def by(self, key) -> dict[str, int]:
         return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
@@ -145,9 +148,10 @@ def list_papers(
     lacking = uncovered(retriever, topic, listed) if check_coverage else []
     if lacking:
         listed = []
+    found = len(listed)
     if limit:
         listed = listed[:limit]
-    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking)
+    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking, found)
 
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:

@@ -34,6 +34,16 @@ def test_list_papers(sample_retriever, sample_papers):
     assert out["count"] >= 3
 
 
+def test_cli_list_says_when_limit_shows_only_the_first_papers(sample_data_dir):
+    args = ["list", "reinforcement learning", "--data-dir", str(sample_data_dir)]
+    r = CliRunner().invoke(app, args)
+    n = int(r.output.split(" papers on “reinforcement learning”")[0].split()[-1])
+    assert r.exit_code == 0 and n >= 3 and "The first" not in r.output and r.output.count("\n   “") == n
+    r = CliRunner().invoke(app, [*args, "--limit", "2"])
+    assert r.exit_code == 0 and f"The first 2 of {n} papers on “reinforcement learning”" in r.output
+    assert r.output.count("\n   “") == 2
+
+
 def test_list_filtered(sample_retriever, sample_papers):
     texts = {p.paper_id: p.text for p in sample_papers}
     f = Filters("accepted")
