@@ -46,9 +46,16 @@ def load_topics(path: Path | str = DEFAULT_TOPICS, split: str | None = None) -> 
     return out
 
 
+def topic_filters(topic: dict):
+    """A gold topic's filters (decision, area, author) as rag.filters.Filters."""
+    from rag.filters import Filters
+
+    fs = topic.get("filters") or {}
+    return Filters.of(*(fs.get(k) for k in ("decision", "area", "author")))
+
+
 def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[list[dict], float]:
     """List every topic with no bar: rows of (paper id, score) best first, candidates and seconds."""
-    from rag.filters import Filters
     from rag.lister import list_papers
 
     s = retriever.settings
@@ -60,8 +67,9 @@ def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[li
         warm = time.perf_counter() - t0
         rows = []
         for t in topics:
-            f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
-            res = list_papers(retriever, t["topic"], f, check_coverage=False)  # coverage: see `coverage`
+            res = list_papers(
+                retriever, t["topic"], topic_filters(t), check_coverage=False
+            )  # coverage: see `coverage`
             rows.append(
                 {
                     "id": t["id"],
@@ -87,14 +95,12 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
     (lister_model, lister_model_intercept, lister_min_score) and the leave-one-out table."""
     import numpy as np
 
-    from rag.filters import Filters
     from rag.list_score import FEATURES, fit_logistic, model_of, probability
     from rag.lister import candidate_features, candidates
 
     data = []  # per topic: (features, their matrix, labels: 1, 0 or nan, relevant count)
     for t in topics:
-        f = Filters.of(**{k: t["filters"].get(k) for k in ("decision", "area", "author")})
-        hits = candidates(retriever, t["topic"], f)
+        hits = candidates(retriever, t["topic"], topic_filters(t))
         feats = candidate_features(retriever, t["topic"], hits)
         rel, neg = set(t["relevant"]), set(t["judged_not_relevant"])
         y = np.array(
@@ -279,14 +285,10 @@ def main(
 def coverage(retriever, topics: list[dict], absent: list[dict]) -> dict:
     """`rag list` as a user runs it (the bar, then the empty-list check, rag.lister.uncovered): which gold
     topics come back empty (none should) and which topics no paper is about do (all should)."""
-    from rag.filters import Filters
     from rag.lister import list_papers
 
     def lacking(t: dict) -> list[str]:
-        fs = t.get("filters") or {}
-        return list_papers(
-            retriever, t["topic"], Filters.of(*(fs.get(k) for k in ("decision", "area", "author")))
-        ).lacking
+        return list_papers(retriever, t["topic"], topic_filters(t)).lacking
 
     gold = {t["id"]: lacking(t) for t in topics}
     gone = {t["id"]: lacking(t) for t in absent}

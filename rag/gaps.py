@@ -69,6 +69,11 @@ FRAME_VERBS = frozenset(
 )
 
 
+def bare(token: str) -> str:
+    """A whitespace token of a topic without the punctuation around it."""
+    return token.strip(".,;:!?()\"'")
+
+
 def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
     """(phrase, the topic without it) for each run of consecutive content words of the topic that
     `text` never uses (as written, singular/plural, or spelled-out acronym); stopwords inside a run
@@ -80,7 +85,7 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     skip = _skip()
     status = []  # None: a stopword; True: the text uses it; False: it doesn't
     for t in toks:
-        w = t.strip(".,;:!?()\"'")
+        w = bare(t)
         if len(w) < 2 or w.lower() in skip:
             status.append(None)
         elif known is not None and slip(w) and not known(w):  # "wheter": a slip, unknown to the index
@@ -92,7 +97,7 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
     runs = list(dict.fromkeys(tuple(r) for r in (*_runs(status), *_runs(joined))))
     return [
         (
-            " ".join(toks[j].strip(".,;:!?()\"'") for j in r),
+            " ".join(bare(toks[j]) for j in r),
             " ".join(t for j, t in enumerate(toks) if j not in r),
         )
         for r in runs
@@ -100,9 +105,14 @@ def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = No
 
 
 def absent_words(topic: str, text: str, known: Callable[[str], bool] | None = None) -> set[str]:
-    """The topic's words (lowercase; skipped words aside) in the runs `text` never uses (_absent_runs):
-    everything `missing_aspects` can find lacking in that text."""
-    return {w.lower() for phrase, _ in _absent_runs(topic, text, known) for w in phrase.split()} - _skip()
+    """The topic's words in the runs `text` never uses (_absent_runs): everything `missing_aspects` can
+    find lacking in that text."""
+    return words_of([phrase for phrase, _ in _absent_runs(topic, text, known)])
+
+
+def words_of(phrases: list[str]) -> set[str]:
+    """The words of lacking phrases (lowercase), the skipped words joined inside a run ("and") aside."""
+    return {w.lower() for phrase in phrases for w in phrase.split()} - _skip()
 
 
 _PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
@@ -114,7 +124,7 @@ def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
     mistyped function word aside."""
     out = []
     for t in topic.split():
-        w = t.strip(".,;:!?()\"'")
+        w = bare(t)
         if not _PLAIN.fullmatch(w) or w.lower() in _skip():  # "C++", "Q&A": symbols the index drops
             continue
         if not known(w) and not known(_american(w)) and not slip(w):  # "wheter": no part of the topic

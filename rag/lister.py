@@ -50,9 +50,8 @@ class PaperList:
     seconds: float = 0.0
     # parts of the topic that none of the best papers covers (then nothing is listed; not in to_json)
     lacking: list[str] = field(default_factory=list)
-    found: int = (
-        0  # papers that cleared the bar, before `limit` (not in to_json: its counts add up to `papers`)
-    )
+    # papers that cleared the bar, before `limit` (not in to_json: its counts add up to `papers`)
+    found: int = 0
 
     def by(self, key) -> dict[str, int]:
         return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
@@ -162,7 +161,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     about it."""
     import numpy as np
 
-    from rag.gaps import absent_words, missing_aspects, unknown_words
+    from rag.gaps import absent_words, bare, missing_aspects, unknown_words, words_of
     from rag.intent import to_cover
 
     s = retriever.settings
@@ -178,15 +177,16 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     # what missing_aspects can find lacking is within the words a text never uses: none shared, nothing to embed
     if not set.intersection(*(absent_words(described, t, known) for t in texts)):
         return []
-    encode = retriever.embedder.encode
-    papers = []
-    for p, text in zip(top, texts):  # its sentences and title stand for the paper, as in the chat's list rule
-        parts = [p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label]
-        papers.append((text, np.asarray(encode(parts), dtype=np.float32)))
-    gaps = missing_aspects(
-        described, papers, lambda xs: np.asarray(encode(xs), dtype=np.float32), s.list_aspect_gain, known
-    )
-    lacking = [{w.lower() for phrase in g for w in phrase.split()} for g in gaps]
-    common = set.intersection(*lacking) - {"and", "or"}
-    order = [w.strip(".,;:!?()\"'").lower() for w in described.split()]
+
+    def encode(xs: list[str]) -> np.ndarray:
+        return np.asarray(retriever.embedder.encode(xs), dtype=np.float32)
+
+    # its sentences and title stand for a paper, as in the chat's list rule; all five embedded in one batch
+    parts = [[p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label] for p in top]
+    vecs = encode([x for ps in parts for x in ps])
+    ends = np.cumsum([len(ps) for ps in parts])
+    papers = [(text, vecs[end - len(ps) : end]) for text, ps, end in zip(texts, parts, ends)]
+    gaps = missing_aspects(described, papers, encode, s.list_aspect_gain, known)
+    common = set.intersection(*(words_of(g) for g in gaps))
+    order = [bare(w).lower() for w in described.split()]
     return sorted(common, key=lambda w: order.index(w) if w in order else len(order))
