@@ -134,11 +134,15 @@ class Engine:
         s = self.settings
         return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
 
-    def focus(self, question: str, evset: EvidenceSet, n_papers: int) -> set[int]:
-        """The sources (1-based) the question is about: the only ones an answer may cite."""
+    def focus(self, question: str, evset: EvidenceSet, n_papers: int, alone: bool = True) -> set[int]:
+        """The sources (1-based) the question is about: the only ones an answer may cite. `alone`: the
+        question was read without its chat; a query carrying an earlier turn's words would pick that
+        turn's paper by word coverage, so only the ranking decides then."""
         s = self.settings
         hits = evset.hits[:n_papers]
-        return focus(question, hits, self.judge, s.focus_broad_ratio, rel=paper_scores(evset)[:n_papers])
+        rel = paper_scores(evset)[:n_papers]
+        margin = s.focus_cover_margin if alone else 1.0
+        return focus(question, hits, self.judge, s.focus_broad_ratio, rel=rel, cover_margin=margin)
 
     def prompt(self, system: str, user: str, evset: EvidenceSet, question: str, positions=None) -> list[dict]:
         return [
@@ -221,7 +225,7 @@ class Engine:
         if kind == "list":
             yield from list_answer(self, question, query, evset, timings, t0, refusal, filters, score)
             return
-        allowed = self.focus(query, evset, s.context_papers)
+        allowed = self.focus(query, evset, s.context_papers, alone=query == question)
         if kind == "compare" and len(allowed) > 1:
             yield from self._compare(question, query, evset.restrict(allowed), timings, t0)
             return

@@ -23,6 +23,7 @@ from rag.names import (
     domains,
     joined,
     mentions,
+    name_runs,
     named_terms,
     swapped_variant,
 )
@@ -208,7 +209,16 @@ def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set
     count = [sum(mentions(x, t) for t in terms) for x in texts]
     if len(terms) > 1 and (COMPARE.search(question) or " and " in question):
         out = set()
+        # a name of several words ("Adaptive Angular Replay") is one subject: the best-ranked source
+        # naming most of its words, not every source that shares one word with it ("batch")
+        runs = [r.split() for r in name_runs(question) if set(r.split()) & set(terms)]
+        in_run = {w for r in runs for w in r}
+        for run in runs:
+            per = [sum(mentions(x, t) for t in run) for x in texts]
+            out.add(per.index(max(per)) + 1)
         for t in terms:
+            if t in in_run:
+                continue
             having = [i for i, x in enumerate(texts) if mentions(x, t)]
             best = max(count[i] for i in having)
             out |= {i + 1 for i in having if count[i] == best}
@@ -217,12 +227,25 @@ def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set
     return set(top[:1] if best_ranked else top)
 
 
+def best_covered(question: str, hits: list[Hit], margin: float) -> int:
+    """1-based position of the source a one-paper question is about: the top-ranked one, unless a
+    lower one uses a share of the question's content words larger by more than `margin` (a described
+    paper's near neighbour can rank first on fused scores while it lacks half the description)."""
+    words = content_words(question)
+    if not words or not hits:
+        return 1
+    share = [len(words & h.paper.words) / len(words) for h in hits]
+    best = max(range(len(hits)), key=lambda i: (share[i], -i))
+    return best + 1 if share[best] > share[0] + margin else 1
+
+
 def focus(
     question: str,
     hits: list[Hit],
     judge: Judge,
     broad_ratio: float,
     rel: np.ndarray | None = None,
+    cover_margin: float = 1.0,
 ) -> set[int]:
     """1-based positions of the sources the question is about; only these may be cited.
 
@@ -230,8 +253,9 @@ def focus(
     of them (for comparisons of two or more names, the best source for each), and of several such
     sources the best ranked when one paper is asked about (7 calibration questions: each had cited
     a second source only because it used the same name). Otherwise a question about one paper
-    is about the top-ranked source: the fused ranking picks the right paper more often than the
-    best single sentence does (calibration half, explain answers: 92 vs 88 of 96). A question about
+    is about the top-ranked source (the fused ranking picks the right paper more often than the
+    best single sentence does; calibration half, explain answers: 92 vs 88 of 96), unless another
+    covers clearly more of its words (`best_covered`, `cover_margin`; 1.0: never). A question about
     several papers ("papers", "summarize", "Compare A and B", "How do A and B compare?") also gets every
     source within `broad_ratio` of the most relevant (`rel`: each source's best sentence score,
     computed here when not given). Comparison words alone ("between", "each", "differ", "how did they
@@ -244,7 +268,7 @@ def focus(
     if named:
         return named
     if SINGLE.search(question) or not (_BROAD.search(question) or _BROAD_COMPARE.search(question)):
-        return {1}
+        return {best_covered(question, hits, cover_margin)}
     if rel is None:
         evidence = judge.evidence(hits)
         rel = np.zeros(len(hits))

@@ -38,6 +38,20 @@ RL = Paper(
     title="MR.Q",
 )
 
+# A described paper and its near neighbour (ranked first, lacking half the description).
+NEAR = Paper(
+    "N1", "We predict counterfactual outcomes over time from patient histories.", "n.txt", 0, title="Outcomes"
+)
+DESCRIBED = Paper(
+    "N2",
+    "A selective state-space model predicts counterfactual outcomes under treatment sequences over time, "
+    "decorrelating the current treatment from the history.",
+    "n.txt",
+    1,
+    title="State spaces for treatments",
+)
+DESCRIPTION = "Predicting outcomes under treatment sequences over time with a selective state-space model"
+
 
 def P(pid, f="x.jsonl", i=None):
     """A paper as eval rows hold one (retrieved or cited), for the eval metric and score tests."""

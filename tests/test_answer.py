@@ -8,7 +8,7 @@ import pytest
 from rag.answer import Engine
 from rag.errors import UserError
 from rag.types import Answer, Retrieved
-from tests.conftest import CELCOMEN, FakeLLM, make_settings, source_text
+from tests.conftest import CELCOMEN, DESCRIBED, DESCRIPTION, NEAR, FakeLLM, make_settings, source_text
 
 
 def run(engine, q, history=None, **kw):
@@ -345,3 +345,17 @@ def test_a_follow_up_retrieves_by_the_standalone_question_and_asks_the_generator
     asked = fake_llm.calls[-1][-1]["content"].split("\n\nQuestion: ", 1)[1]
     assert not asked.startswith("Fine")
     assert ("(What does Celcomen do?)" in asked) == (how == "standalone")
+
+
+def test_word_coverage_picks_the_source_only_for_a_question_read_alone(judge, tmp_path):
+    from types import SimpleNamespace
+
+    from rag.evidence import select
+    from rag.types import Hit
+
+    hits = [Hit(NEAR, 1.0), Hit(DESCRIBED, 0.9)]
+    me = SimpleNamespace(settings=make_settings(tmp_path), judge=judge)
+    evset = select(DESCRIPTION, hits, judge)
+    assert Engine.focus(me, DESCRIPTION, evset, 4) == {2}
+    # a query that carries an earlier turn's words must not pick that turn's paper by coverage
+    assert Engine.focus(me, DESCRIPTION, evset, 4, alone=False) == {1}

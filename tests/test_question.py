@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from rag.quantity import quantity_heads
-from rag.question import answerability, focus, idf_coverage
+from rag.question import answerability, best_covered, focus, idf_coverage
 from rag.types import Hit, Paper
-from tests.conftest import CEL, RL
+from tests.conftest import CEL, DESCRIBED, DESCRIPTION, NEAR, RL
 
 
 def test_answerability_needs_the_named_terms_in_one_source(judge):
@@ -79,6 +79,51 @@ def test_focus_of_a_name_several_sources_use_is_the_best_ranked_of_them(judge):
     assert focus("How does Celcomen model tissues, and on which data?", hits, judge, 0.7) == {2}
     # two names compared: a source for each
     assert focus("Compare Celcomen and MR.Q.", hits, judge, 0.7) == {1, 2, 3}
+
+
+def test_a_one_paper_question_cites_the_source_that_covers_its_description(judge):
+    near, q = NEAR, DESCRIPTION
+    hits = [Hit(near, 1.0), Hit(DESCRIBED, 0.9)]
+    assert best_covered(q, hits, 0.15) == 2  # the near neighbour ranks first but lacks half the description
+    assert focus(q, hits, judge, 0.7, cover_margin=0.15) == {2}
+    assert focus(q, hits, judge, 0.7) == {1}  # default margin 1.0: the top-ranked source, as before
+    # a one-word edge in seven does not overturn the ranking
+    every = Paper(
+        "N3",
+        "We predict counterfactual outcomes over time from patient histories and treatments.",
+        "n.txt",
+        2,
+    )
+    q7 = "Predict counterfactual outcomes over time from patient histories and treatments"
+    assert best_covered(q7, [Hit(near, 1.0), Hit(every, 0.9)], 0.15) == 1
+    assert best_covered(q7, [Hit(near, 1.0), Hit(every, 0.9)], 0.1) == 2
+    assert best_covered("", hits, 0.15) == 1 and best_covered(q, [], 0.15) == 1
+
+
+def test_a_compared_name_of_several_words_is_one_subject(judge):
+    def paper(pid, text):
+        return Paper(pid, text, "c.txt", 0, title=pid)
+
+    hits = [
+        Hit(paper("S1", "We propose supervised batch normalization, normalizing per data context."), 1.0),
+        Hit(
+            paper(
+                "S2",
+                "Adaptive angular replay uses feature normalization on the hypersphere for continual learning.",
+            ),
+            0.9,
+        ),
+        Hit(
+            paper(
+                "S3", "Dropout and batch normalization interact; an adaptive schedule helps graph networks."
+            ),
+            0.8,
+        ),
+    ]
+    q = "Compare Supervised Batch Normalization and Adaptive Angular Replay: what does each normalize?"
+    # S3 shares a word with each name ("batch", "adaptive") but is neither subject; every source says
+    # "normalization", so only "batch" singles out the first name's sources
+    assert focus(q, hits, judge, 0.7) == {1, 2}
 
 
 T2I = Paper(
