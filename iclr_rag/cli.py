@@ -334,10 +334,7 @@ def list_cmd(
             except OSError as e:
                 raise UserError(f"Cannot write {path}: {e.strerror}.") from None
     what = f" ({filters.describe()})" if filters else ""
-    why = (
-        f"No indexed paper is about “{res.topic}”{what}: the closest ones never cover "
-        f"{', '.join(res.lacking)}. Try other words, or remove a filter."
-    )
+    why = res.why_empty(what)
     if json_out:  # the JSON stays exactly its shape; the reason goes to stderr
         typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
         if res.lacking:

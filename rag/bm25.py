@@ -12,7 +12,7 @@ from pathlib import Path
 from rag.chunk import embed_text
 from rag.index import Index, paper_from_record
 from rag.question import Idf, idf_from_counts
-from rag.text import flatten, nltk_stopwords
+from rag.text import WORD, flatten, nltk_stopwords
 from rag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,14 @@ class BM25Side:
         cands = [t for t in score if t not in q and docs[t] >= need and len(t) > 2 and not t.isdigit()]
         cands.sort(key=lambda t: (-score[t] * self.idf(t), t))
         return cands[:m]
+
+    @cached_property
+    def surface_words(self) -> Counter:
+        """How often each word (lowercase, unstemmed) is written in the titles and abstracts: what a
+        mistyped topic word is corrected to (read once, only when a topic has a word no abstract uses)."""
+        return Counter(
+            w.lower() for p in self.papers.values() for w in WORD.findall(f"{p.title or ''} {p.text}")
+        )
 
     def known(self, word: str) -> bool:
         """Whether any indexed chunk uses the word (stopwords are never indexed)."""

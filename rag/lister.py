@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from rag.cite import Judge
 from rag.errors import UserError
 from rag.filters import Filters
+from rag.text import spelled_like
 from rag.types import Hit, Paper
 
 
@@ -52,6 +53,18 @@ class PaperList:
     lacking: list[str] = field(default_factory=list)
     # papers that cleared the bar, before `limit` (not in to_json: its counts add up to `papers`)
     found: int = 0
+    # a lacking word no abstract uses -> the indexed word it is one typo from ("difusion" -> "diffusion")
+    suggested: dict[str, str] = field(default_factory=dict)
+
+    def why_empty(self, what: str = "") -> str:
+        """Why nothing is listed although some papers are close: the CLI's and the Find page's words."""
+        words = ", ".join(
+            f"{w} (did you mean “{self.suggested[w]}”?)" if w in self.suggested else w for w in self.lacking
+        )
+        return (
+            f"No indexed paper is about “{self.topic}”{what}: the closest ones never cover {words}. "
+            "Try other words, or remove a filter."
+        )
 
     def by(self, key) -> dict[str, int]:
         return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
@@ -145,12 +158,17 @@ def list_papers(
     ]
     listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
     lacking = uncovered(retriever, topic, listed) if check_coverage else []
+    suggested = {}
     if lacking:
         listed = []
+        lexical = retriever.bm25()
+        for w in lacking:
+            if not lexical.known(w) and (right := spelled_like(w, lexical.surface_words)):
+                suggested[w] = right
     found = len(listed)
     if limit:
         listed = listed[:limit]
-    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking, found)
+    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking, found, suggested)
 
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:

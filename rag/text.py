@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -158,3 +159,13 @@ def slip(word: str) -> bool:
     w = word.lower()
     words = stopwords() | FUNCTION_WORDS
     return len(w) >= 3 and w not in words and any(len(s) >= 3 and _one_edit(w, s) for s in words)
+
+
+def spelled_like(word: str, vocabulary: Counter) -> str | None:
+    """The word a mistyped one most likely meant ("difusion" -> "diffusion"): of the `vocabulary`'s
+    words one edit away, the most used; None for a short word (too many neighbours to guess)."""
+    w = word.lower()
+    if len(w) < 5 or w in vocabulary:
+        return None
+    near = [v for v in vocabulary if abs(len(v) - len(w)) <= 1 and _one_edit(w, v)]
+    return max(near, key=lambda v: (vocabulary[v], v), default=None)

@@ -78,6 +78,9 @@ def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample
     assert r.exit_code == 0 and "No indexed paper is about" in r.output and "knitting" in r.output
     r = CliRunner().invoke(app, ["list", topic, "--json", "--data-dir", str(sample_data_dir)])
     assert r.exit_code == 0 and json.loads(r.stdout)["count"] == 0 and "never cover knitting" in r.stderr
+    # a mistyped word empties the list too, and the message offers the word the abstracts use
+    r = CliRunner().invoke(app, ["list", "difusion models", "--data-dir", str(sample_data_dir)])
+    assert r.exit_code == 0 and "never cover difusion (did you mean “diffusion”?)" in r.output
 
 
 def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(

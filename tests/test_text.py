@@ -12,6 +12,7 @@ from rag.text import (
     negated,
     nltk_stopwords,
     sentence_spans,
+    spelled_like,
     stem,
     stopwords,
 )
@@ -83,3 +84,15 @@ def test_a_slip_is_one_letter_from_a_function_word():
 
     assert all(map(slip, ["wheter", "wich", "teh", "thier"]))
     assert not any(map(slip, ["whether", "histopathology", "vehicle", "neural", "at"]))
+
+
+def test_a_mistyped_word_is_spelled_like_the_most_used_word_one_edit_away():
+    from collections import Counter
+
+    used = Counter({"diffusion": 40, "diffusions": 2, "transformer": 9, "graph": 30, "grape": 1})
+    assert spelled_like("difusion", used) == "diffusion"  # one letter dropped
+    assert spelled_like("Tranformer", used) == "transformer"
+    assert spelled_like("diffusion", used) is None  # not mistyped
+    assert spelled_like("knitting", used) is None  # nothing one edit away
+    assert spelled_like("graps", used) == "graph"  # of two neighbours, the more used
+    assert spelled_like("grap", used) is None  # too short to guess

@@ -54,6 +54,9 @@ def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
     html = find.render_summary(found)
     assert 'role="status"' in html and "No indexed paper is about" in html and "never cover knitting" in html
     assert find.render_table(found, 10) == ""
+    typo = find.find(sample_engine.retriever, "difusion models", "any", "any", "")
+    assert typo.result.papers == [] and typo.result.suggested == {"difusion": "diffusion"}
+    assert "never cover difusion (did you mean “diffusion”?)" in find.render_summary(typo)
 
 
 def test_table_pages_links_and_charts(sample_engine):

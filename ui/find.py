@@ -106,10 +106,9 @@ def render_summary(found: Found | None) -> str:
     what = f" ({esc(found.filters.describe())})" if found.filters else ""
     n = len(res.papers)
     if not n and res.lacking:
-        return (
-            f'<div class="find-note" role="status">No indexed paper is about “{esc(res.topic)}”{what}: the '
-            f"closest ones never cover {esc(', '.join(res.lacking))}. Try other words, or remove a filter.</div>"
-        )
+        plain = f" ({found.filters.describe()})" if found.filters else ""
+        return f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
+
     if not n:
         return (
             f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '
