@@ -45,9 +45,10 @@ def _engine(settings: Settings, index=None):
 
 
 def _references(ans) -> str:
-    from rag.summarize import to_markdown
+    """The answer's references under the numbers its text cites (a one-paper answer may cite [2])."""
+    from rag.export import own_references
 
-    return to_markdown(ans).split("## References", 1)[1].strip() if ans.citations else ""
+    return "\n\n".join(own_references(ans))
 
 
 def _print_answer(ans) -> None:

@@ -254,15 +254,28 @@ def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:
     if refs:
         lines += ["## References", ""]
         for n, p in sorted(refs.values(), key=lambda x: x[0]):
-            ref = f"[{n}] {_md(_label(p))}."
-            authors = _authors_text(p)
-            if authors:
-                ref += f" {_md(authors)}."
-            ref += " ICLR 2025"
-            if getattr(p, "decision", None):
-                ref += f" ({_md(p.decision)})"
-            ref += "."
-            if _url(p):
-                ref += f" <{_url(p)}>"
-            lines += [ref, ""]
+            lines += [reference(n, p), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def reference(n: int, paper: Any) -> str:
+    """One numbered reference: title, authors, decision, OpenReview URL."""
+    ref = f"[{n}] {_md(_label(paper))}."
+    authors = _authors_text(paper)
+    if authors:
+        ref += f" {_md(authors)}."
+    ref += " ICLR 2025"
+    if getattr(paper, "decision", None):
+        ref += f" ({_md(paper.decision)})"
+    ref += "."
+    if _url(paper):
+        ref += f" <{_url(paper)}>"
+    return ref
+
+
+def own_references(answer: Any) -> list[str]:
+    """The references of one answer under the numbers its text uses ("[2]" stays 2), each once."""
+    seen: dict[int, str] = {}
+    for c in sorted(answer.citations or [], key=lambda c: c.n):
+        seen.setdefault(c.n, reference(c.n, _cited(answer, c)))
+    return list(seen.values())

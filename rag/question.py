@@ -211,7 +211,9 @@ def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set
         out = set()
         # a name of several words ("Adaptive Angular Replay") is one subject: the best-ranked source
         # naming most of its words, not every source that shares one word with it ("batch")
-        runs = [r.split() for r in name_runs(question) if set(r.split()) & set(terms)]
+        # "Compare DPO, PPO and GRPO": a comma ends a name
+        runs = [r.split() for part in re.split(r"[,;:]", question) for r in name_runs(part)]
+        runs = [r for r in runs if set(r) & set(terms)]
         in_run = {w for r in runs for w in r}
         for run in runs:
             per = [sum(mentions(x, t) for t in run) for x in texts]
@@ -230,13 +232,15 @@ def term_focus(question: str, hits: list[Hit], best_ranked: bool = False) -> set
 def best_covered(question: str, hits: list[Hit], margin: float) -> int:
     """1-based position of the source a one-paper question is about: the top-ranked one, unless a
     lower one uses a share of the question's content words larger by more than `margin` (a described
-    paper's near neighbour can rank first on fused scores while it lacks half the description)."""
+    paper's near neighbour can rank first on fused scores while it lacks half the description), and by
+    two words at least."""
     words = content_words(question)
     if not words or not hits:
         return 1
-    share = [len(words & h.paper.words) / len(words) for h in hits]
-    best = max(range(len(hits)), key=lambda i: (share[i], -i))
-    return best + 1 if share[best] > share[0] + margin else 1
+    have = [len(words & h.paper.words) for h in hits]
+    best = max(range(len(hits)), key=lambda i: (have[i], -i))
+    # two words at least: in a short question one common word ("handle") is no description
+    return best + 1 if have[best] - have[0] > max(margin * len(words), 1) else 1
 
 
 def focus(

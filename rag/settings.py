@@ -196,7 +196,8 @@ class GroundingSettings(BaseModel):
     focus_cover_margin: float = D(
         0.15,
         "A one-paper question read alone (no earlier turn in its query), without a name the sources single out, cites the top-ranked source, unless a lower "
-        "one of the `context_papers` has a share of the question's content words larger by more than this. "
+        "one of the `context_papers` has a share of the question's content words larger by more than this, and two "
+        "words at least (one common word of a short question is no description). "
         "Calibrated on 176 full-scale calibration-side questions with one gold paper (calibration half and "
         "fresh*-cal, fresh, fresh2, fresh4): right paper chosen 162 -> 169; 0.10-0.20 give the same 7 gains and "
         "no loss, 0.05 moves a right factoid answer, 0.25 drops a gain.",

@@ -163,9 +163,10 @@ def slip(word: str) -> bool:
 
 def spelled_like(word: str, vocabulary: Counter) -> str | None:
     """The word a mistyped one most likely meant ("difusion" -> "diffusion"): of the `vocabulary`'s
-    words one edit away, the most used; None for a short word (too many neighbours to guess)."""
+    words one edit away, the most used; None for a short word (too many neighbours to guess) or one
+    with a digit (a version, not a typo)."""
     w = word.lower()
-    if len(w) < 5 or w in vocabulary:
+    if len(w) < 5 or w in vocabulary or any(c.isdigit() for c in w):  # "qwen3" is no typo of "qwen2"
         return None
     near = [v for v in vocabulary if abs(len(v) - len(w)) <= 1 and _one_edit(w, v)]
     return max(near, key=lambda v: (vocabulary[v], v), default=None)

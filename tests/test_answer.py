@@ -359,3 +359,19 @@ def test_word_coverage_picks_the_source_only_for_a_question_read_alone(judge, tm
     assert Engine.focus(me, DESCRIPTION, evset, 4) == {2}
     # a query that carries an earlier turn's words must not pick that turn's paper by coverage
     assert Engine.focus(me, DESCRIPTION, evset, 4, alone=False) == {1}
+
+
+def test_a_follow_up_is_not_read_alone_when_its_source_is_picked(seed_engine, monkeypatch):
+    seen = []
+    real = Engine.focus
+
+    def spy(self, question, evset, n_papers, alone=True):
+        seen.append(alone)
+        return real(self, question, evset, n_papers, alone)
+
+    monkeypatch.setattr(Engine, "focus", spy)
+    seed_engine.ask("What datasets did Celcomen use?")
+    history = [{"role": "user", "content": "What does Celcomen do?"}, {"role": "assistant", "content": "..."}]
+    ans = seed_engine.ask("What datasets did they validate it on?", history)
+    assert "Celcomen" in ans.standalone_question  # the query carries the earlier turn
+    assert seen == [True, False]

@@ -163,3 +163,14 @@ def test_cited_papers_in_order_of_first_citation_each_once():
 
     papers = export.cited_papers([ans("P2"), ans("P1", "P2")])
     assert [p.title for p in papers] == ["Two", "One"]
+
+
+def test_one_answers_references_keep_the_numbers_its_text_cites():
+    p1, p2 = Paper("P1", "t", "f", 0, title="One"), Paper("P2", "t", "f", 1, title="Two")
+    cites = [Citation(2, "P2", "Two", "f", 1, "q"), Citation(2, "P2", "Two", "f", 1, "q2")]
+    a = Answer("q", "Two does it [2].", cites, [], [Hit(p1, 0.5), Hit(p2, 0.4)])
+    refs = export.own_references(a)
+    assert len(refs) == 1 and refs[0].startswith("[2] Two. ICLR 2025.")  # not renumbered to [1], listed once
+    # the chat-wide Markdown renumbers text and list together
+    md = export.answer_markdown([a], chat=False)
+    assert "Two does it [1]." in md and "[1] Two. ICLR 2025." in md and "[2]" not in md

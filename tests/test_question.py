@@ -96,7 +96,8 @@ def test_a_one_paper_question_cites_the_source_that_covers_its_description(judge
     )
     q7 = "Predict counterfactual outcomes over time from patient histories and treatments"
     assert best_covered(q7, [Hit(near, 1.0), Hit(every, 0.9)], 0.15) == 1
-    assert best_covered(q7, [Hit(near, 1.0), Hit(every, 0.9)], 0.1) == 2
+    # nor does one word of a short question, whatever the margin ("handle" of "handle noisy labels")
+    assert best_covered(q7, [Hit(near, 1.0), Hit(every, 0.9)], 0.0) == 1
     assert best_covered("", hits, 0.15) == 1 and best_covered(q, [], 0.15) == 1
 
 
@@ -121,6 +122,10 @@ def test_a_compared_name_of_several_words_is_one_subject(judge):
         ),
     ]
     q = "Compare Supervised Batch Normalization and Adaptive Angular Replay: what does each normalize?"
+    # a comma ends a name: three names, three sources
+    dpo, ppo, grpo = (paper(n, f"We study {n} for alignment.") for n in ("DPO", "PPO", "GRPO"))
+    three = [Hit(dpo, 1.0), Hit(ppo, 0.9), Hit(grpo, 0.8)]
+    assert focus("Compare DPO, PPO and GRPO for alignment.", three, judge, 0.7) == {1, 2, 3}
     # S3 shares a word with each name ("batch", "adaptive") but is neither subject; every source says
     # "normalization", so only "batch" singles out the first name's sources
     assert focus(q, hits, judge, 0.7) == {1, 2}

@@ -96,3 +96,4 @@ def test_a_mistyped_word_is_spelled_like_the_most_used_word_one_edit_away():
     assert spelled_like("knitting", used) is None  # nothing one edit away
     assert spelled_like("graps", used) == "graph"  # of two neighbours, the more used
     assert spelled_like("grap", used) is None  # too short to guess
+    assert spelled_like("qwen3", Counter({"qwen2": 5})) is None  # another version, not a typo

@@ -103,12 +103,11 @@ def render_summary(found: Found | None) -> str:
     if found.error:
         return f'<div class="find-error" role="alert">{esc(found.error)}</div>'
     res = found.result
-    what = f" ({esc(found.filters.describe())})" if found.filters else ""
+    plain = f" ({found.filters.describe()})" if found.filters else ""
+    what = esc(plain)
     n = len(res.papers)
     if not n and res.lacking:
-        plain = f" ({found.filters.describe()})" if found.filters else ""
         return f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
-
     if not n:
         return (
             f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '
