@@ -128,6 +128,7 @@ class Engine:
             window=self.settings.quantity_window,
             variant_share=self.settings.variant_min_share,
             asked_gap=(self.settings.asked_max_cover, self.settings.asked_min_missing),
+            cover_margin=self.settings.focus_cover_margin,
         )
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:

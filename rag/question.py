@@ -92,6 +92,7 @@ def answerability(
     window: int = 5,
     variant_share: float | None = None,
     asked_gap: tuple[float, float] | None = None,
+    cover_margin: float = 1.0,
 ) -> tuple[float, str]:
     """(score, reason). Zero when the sources lack a name the question asks about (all in one
     paper unless the question compares papers), or a kind of data it names (rag.names.DOMAINS); when
@@ -102,6 +103,9 @@ def answerability(
     for quantity questions, the best evidence sentence that states a new number next to the thing asked (rag.quantity); zero for questions
     after a kind of named thing (a simulator, an LLM) that the sentences about it never name; else
     the best sentence-level relevance.
+
+    The paper asked about is the one a name singles out, else the one `best_covered` picks for a question
+    read alone (`cover_margin`, as `focus` reads it; 1.0: the top-ranked).
 
     `question` is the standalone question (relevance); `asked`, the user's own words (default: the
     same): names, quantities and "which" are read from those, so an earlier turn pulled in for
@@ -137,6 +141,9 @@ def answerability(
     if options and not any(mentions(x, flatten(w)) for x in texts for o in options for w in o):
         return 0.0, NEVER_MENTIONED + " or ".join(" ".join(o) for o in options)
     about = term_focus(question, hits)
+    if not about and question == own:  # the paper asked about is the one an answer cites (`focus`)
+        k = best_covered(question, hits, cover_margin)
+        about = {k} if k != 1 else about
     which = WHICH.search(own)  # "which paper …": a paper is asked for, not a number or a name
     top = hits[min(about) - 1] if about else hits[0]
     swapped = variant_share is not None and swapped_variant(

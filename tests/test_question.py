@@ -101,6 +101,19 @@ def test_a_one_paper_question_cites_the_source_that_covers_its_description(judge
     assert best_covered("", hits, 0.15) == 1 and best_covered(q, [], 0.15) == 1
 
 
+def test_the_paper_asked_about_is_the_one_the_answer_would_cite(judge):
+    from dataclasses import replace
+
+    coded = replace(DESCRIBED, text=DESCRIBED.text + " Code is available at https://example.org/ss.")
+    hits = [Hit(NEAR, 1.0), Hit(coded, 0.9)]
+    q = "Is code released for " + DESCRIPTION[0].lower() + DESCRIPTION[1:] + "?"
+    # the described paper (second) states a release: not refused when it is the one asked about
+    assert answerability(q, hits, judge, cover_margin=0.15)[0] > 0
+    # read by rank alone, the top paper (no release stated) is asked about
+    score, why = answerability(q, hits, judge)
+    assert score == 0.0 and "code" in why.lower()
+
+
 def test_a_compared_name_of_several_words_is_one_subject(judge):
     def paper(pid, text):
         return Paper(pid, text, "c.txt", 0, title=pid)
