@@ -8,8 +8,8 @@ the fused retrieval; the topic and its parts ("X for Y" -> "X", "Y") are embedde
 - `features`: the signals the "model" scoring weighs (settings.lister_model, fitted by
   `rag eval-lists --fit` on the calibration topics): besides cosine and words, how often the paper
   uses the topic's words (BM25's saturation), how central they are (share of its sentences with a
-  rare one), whether it matches *every* part of a combined topic, and how close it is to the
-  topic's five best papers;
+  rare one), whether its stated contribution (title and "we propose …" sentences) uses them, whether
+  it matches *every* part of a combined topic, and how close it is to the topic's five best papers;
 - `probability`: the logistic model over those features.
 """
 
@@ -25,11 +25,26 @@ from rag.cite import blend as cite_blend
 from rag.text import INJECTION, WORD, Idf, content_words, stem
 from rag.types import Hit
 
-FEATURES = ("cos", "in_title", "rel_cos", "idf_lex", "bm_n", "cent", "macos", "malex", "cen5", "lrank")
+FEATURES = (
+    "cos",
+    "in_title",
+    "rel_cos",
+    "idf_lex",
+    "bm_n",
+    "cent",
+    "macos",
+    "malex",
+    "cen5",
+    "lrank",
+    "stated",
+)
 
 # "X for Y", "X in Y", "X with Y": each part is something a listed paper must be about
 _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
+# a sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
+# a near miss mentions it among its tasks or motivation
+_STATES = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propose|introduce|present)", re.I)
 _BM25_K1, _BM25_B = 1.2, 0.75
 _PSEUDO_TOP = 5
 
@@ -47,6 +62,12 @@ def quote(paper, words: set[str]) -> str:
         if k > most and not INJECTION.search(paper.text[a:b]):
             best, most = paper.text[a:b], k
     return best
+
+
+def stated_words(paper) -> set[str]:
+    """The words of the paper's title and of the abstract sentences that state its contribution."""
+    said = [have for a, b, have in paper.sentences if _STATES.search(paper.text[a:b])]
+    return set().union(content_words(paper.title or ""), *said)
 
 
 def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:
@@ -91,6 +112,7 @@ def features(
         lens.append(len(tokens))
         sents = p.sentences
         f["cent"][i] = sum(1 for *_, ws in sents if ws & rare) / len(sents) if sents else 0.0
+        f["stated"][i] = share(words, stated_words(p))
     avg = float(np.mean(lens)) if lens else 1.0
     bm = np.array(
         [
