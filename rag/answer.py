@@ -26,6 +26,7 @@ from rag.evidence import (
     select,
     titles_only,
 )
+from rag.gaps import unknown_words
 from rag.hygiene import is_instruction_only
 from rag.index import Index
 from rag.intent import for_generator, shape
@@ -200,6 +201,9 @@ class Engine:
         score, reason = self.refusal_score(query, shown, asked=question)
 
         def refusal(why: str) -> Answer:
+            lexical = self.retriever.bm25()
+            if typos := lexical.typos(unknown_words(question, lexical.known)):
+                why = prompts.typo_reason(why, typos)  # "speculatve": say what the abstracts call it
             timings.setdefault("generate_s", 0.0)
             timings["total_s"] = time.perf_counter() - t0
             return Answer(

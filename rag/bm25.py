@@ -12,7 +12,7 @@ from pathlib import Path
 from rag.chunk import embed_text
 from rag.index import Index, paper_from_record
 from rag.question import Idf, idf_from_counts
-from rag.text import WORD, flatten, nltk_stopwords
+from rag.text import WORD, flatten, nltk_stopwords, spelled_like
 from rag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,15 @@ class BM25Side:
         return Counter(
             w.lower() for p in self.papers.values() for w in WORD.findall(f"{p.title or ''} {p.text}")
         )
+
+    def typos(self, words) -> dict[str, str]:
+        """Each of these words that no abstract uses -> the written word it is one typo from, where one is
+        ("speculatve" -> "speculative"; a capitalised word gets a capitalised guess)."""
+        out = {}
+        for w in words:
+            if not self.known(w) and (right := spelled_like(w, self.surface_words)):
+                out[w] = right.capitalize() if w[:1].isupper() else right
+        return out
 
     def known(self, word: str) -> bool:
         """Whether any indexed chunk uses the word (stopwords are never indexed)."""

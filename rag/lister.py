@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from rag.cite import Judge
 from rag.errors import UserError
 from rag.filters import Filters
-from rag.text import spelled_like
 from rag.types import Hit, Paper
 
 
@@ -161,10 +160,7 @@ def list_papers(
     suggested = {}
     if lacking:
         listed = []
-        lexical = retriever.bm25()
-        for w in lacking:
-            if not lexical.known(w) and (right := spelled_like(w, lexical.surface_words)):
-                suggested[w] = right
+        suggested = retriever.bm25().typos(lacking)
     found = len(listed)
     if limit:
         listed = listed[:limit]

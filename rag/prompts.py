@@ -37,7 +37,8 @@ UNNAMED = "the abstracts this is about never name the "
 NO_CODE = "the abstracts this is about say nothing about released code"
 SWAPPED = "the abstract this is about is on "  # + "text-to-image, not text-to-video"
 NOT_IN_PAPER = "the abstract of "  # + "“Title” never mentions “calcium imaging”" (a follow-up asked of it)
-_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED, NOT_IN_PAPER)
+NOT_USED = "no indexed abstract uses "  # + "“speculatve”, but some use “speculative”, one typo away"
+_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED, NOT_IN_PAPER, NOT_USED)
 
 
 def uncovered_reason(words: list[str]) -> str:
@@ -48,6 +49,16 @@ def uncovered_reason(words: list[str]) -> str:
 def not_in_paper_reason(title: str, words: str) -> str:
     """Why a follow-up was refused: it asks its paper about something the abstract never mentions."""
     return f"{NOT_IN_PAPER}“{title}” never mentions “{words}”"
+
+
+def typo_reason(why: str, typos: dict[str, str]) -> str:
+    """A refusal's reason with the typos that may explain it (a word no abstract uses -> the word one edit
+    away that some do use): added to a reason the user is told, in place of a score."""
+    if why.startswith(_TOLD):
+        return why + "".join(
+            f"; some abstracts use “{right}”, one typo from “{w}”" for w, right in typos.items()
+        )
+    return NOT_USED + "; ".join(f"“{w}”, but some use “{right}”, one typo away" for w, right in typos.items())
 
 
 def refusal_text(why: str) -> str:

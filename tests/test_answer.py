@@ -81,6 +81,21 @@ def test_refusal_for_absent_subject(seed_engine, fake_llm):
     assert fake_llm.calls == []  # refused before generating
 
 
+def test_a_refusal_names_the_word_a_typo_meant(seed_engine, fake_llm):
+    # a word no abstract uses, one edit from one they do: the refusal says so (it still refuses)
+    ans = seed_engine.ask("Which papers use spatial transcriptomcs?")
+    assert ans.refused and fake_llm.calls == []
+    assert "no indexed abstract uses “transcriptomcs”, but some use “transcriptomics”" in ans.answer
+    # after a reason the user is told already, with the case of the word as typed
+    ans = seed_engine.ask("What does Celcomenn do?")
+    assert ans.refused and ans.refusal_reason.endswith(
+        "some abstracts use “Celcomen”, one typo from “Celcomenn”"
+    )
+    # a word no abstract uses and no typo of one: the reason is left as it was
+    ans = seed_engine.ask("What FID does DiffuPipe reach on ImageNet 512x512?")
+    assert ans.refused and "typo" not in ans.refusal_reason
+
+
 def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed_engine, fake_llm):
     # list questions are answered from the evidence bar alone: no draft is involved, on any CPU
     q = "Which paper learns gene regulation from spatial transcriptomics with a generative graph neural network?"
