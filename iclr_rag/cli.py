@@ -53,6 +53,8 @@ def _references(ans) -> str:
 
 def _print_answer(ans) -> None:
     typer.echo(ans.answer)
+    if ans.suggested_question:
+        typer.echo(f"\nDid you mean: {ans.suggested_question}")
     if ans.refused and ans.retrieved:
         typer.echo("\nRelated papers (not citations):")
         for h in ans.retrieved[:5]:

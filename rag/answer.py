@@ -35,6 +35,7 @@ from rag.models import LLM, load_llm
 from rag.question import answerability, check_question, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
+from rag.text import retyped
 from rag.types import Answer, Hit, Retrieved, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
@@ -217,6 +218,7 @@ class Engine:
                 timings=timings,
                 refusal_reason=why,
                 shape=kind,
+                suggested_question=retyped(question, typos) if typos else None,
             )
 
         if is_instruction_only(question):

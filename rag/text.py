@@ -170,3 +170,10 @@ def spelled_like(word: str, vocabulary: Counter) -> str | None:
         return None
     near = [v for v in vocabulary if abs(len(v) - len(w)) <= 1 and _one_edit(w, v)]
     return max(near, key=lambda v: (vocabulary[v], v), default=None)
+
+
+def retyped(text: str, typos: dict[str, str]) -> str:
+    """The text with each mistyped word (whole words, as typed) replaced by the word it meant."""
+    for wrong, right in typos.items():
+        text = re.sub(rf"(?<![\w-]){re.escape(wrong)}(?![\w-])", right, text)
+    return text

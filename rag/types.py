@@ -117,6 +117,8 @@ class Answer:
     )
     timings: dict[str, float] = field(default_factory=dict)
     listed: int | None = None  # list answers from the lister: how many papers match in all
+    # a refused question with each word no abstract uses replaced by the one a typo meant: ask this instead
+    suggested_question: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,6 +133,7 @@ class Answer:
             "shape": self.shape,
             "standalone_question": self.standalone_question,
             "listed": self.listed,
+            "suggested_question": self.suggested_question,
             "retrieved": [
                 {
                     "paper_id": h.paper.paper_id,

@@ -45,6 +45,7 @@ def test_json_shape(seed_engine, fake_llm):
         "shape",
         "standalone_question",
         "listed",
+        "suggested_question",
         "retrieved",
         "sentences",
         "timings",
@@ -53,7 +54,7 @@ def test_json_shape(seed_engine, fake_llm):
     assert set(d["retrieved"][0]) == {"paper_id", "title", "source_file", "index", "score"}
     assert set(d["sentences"][0]) == {"text", "citations", "supported", "support_score"}
     assert set(d["timings"]) == {"retrieve_s", "generate_s", "total_s"}
-    assert d["refused"] is False and d["refusal_reason"] == ""
+    assert d["refused"] is False and d["refusal_reason"] == "" and d["suggested_question"] is None
 
 
 def test_wrong_source_marker_is_reattributed(seed_engine, fake_llm):
@@ -86,14 +87,18 @@ def test_a_refusal_names_the_word_a_typo_meant(seed_engine, fake_llm):
     ans = seed_engine.ask("Which papers use spatial transcriptomcs?")
     assert ans.refused and fake_llm.calls == []
     assert "no indexed abstract uses “transcriptomcs”, but some use “transcriptomics”" in ans.answer
+    assert ans.suggested_question == "Which papers use spatial transcriptomics?"  # asked instead in one click
+    assert ans.to_json()["suggested_question"] == ans.suggested_question
     # after a reason the user is told already, with the case of the word as typed
     ans = seed_engine.ask("What does Celcomenn do?")
     assert ans.refused and ans.refusal_reason.endswith(
         "some abstracts use “Celcomen”, one typo from “Celcomenn”"
     )
+    assert ans.suggested_question == "What does Celcomen do?"
+    assert not seed_engine.ask(ans.suggested_question).refused
     # a word no abstract uses and no typo of one: the reason is left as it was
     ans = seed_engine.ask("What FID does DiffuPipe reach on ImageNet 512x512?")
-    assert ans.refused and "typo" not in ans.refusal_reason
+    assert ans.refused and "typo" not in ans.refusal_reason and ans.suggested_question is None
 
 
 def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed_engine, fake_llm):

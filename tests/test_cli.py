@@ -166,3 +166,15 @@ def test_a_follow_up_says_which_earlier_question_it_was_read_with(capsys):
 
     _run(Stub(), "Does it scale?", [{"role": "user", "content": "What is X?"}], False)
     assert "(read as a follow-up to: What is X?)" in capsys.readouterr().err
+
+
+def test_a_refusal_prints_the_question_a_typo_meant(capsys):
+    from iclr_rag.cli import _print_answer
+    from rag.types import Answer
+
+    ans = Answer("q", "The indexed abstracts don't answer this question.", [], [], [], refused=True)
+    _print_answer(ans)
+    assert "Did you mean" not in capsys.readouterr().out
+    ans.suggested_question = "What does Celcomen do?"
+    _print_answer(ans)
+    assert "Did you mean: What does Celcomen do?" in capsys.readouterr().out

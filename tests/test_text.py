@@ -11,6 +11,7 @@ from rag.text import (
     key_terms,
     negated,
     nltk_stopwords,
+    retyped,
     sentence_spans,
     spelled_like,
     stem,
@@ -97,3 +98,12 @@ def test_a_mistyped_word_is_spelled_like_the_most_used_word_one_edit_away():
     assert spelled_like("graps", used) == "graph"  # of two neighbours, the more used
     assert spelled_like("grap", used) is None  # too short to guess
     assert spelled_like("qwen3", Counter({"qwen2": 5})) is None  # another version, not a typo
+
+
+def test_retyped_mends_whole_words_as_typed():
+    fixes = {"transcriptomcs": "transcriptomics", "Celcomenn": "Celcomen"}
+    assert retyped("Does Celcomenn use spatial transcriptomcs?", fixes) == (
+        "Does Celcomen use spatial transcriptomics?"
+    )
+    # part of a longer word or of a hyphenated name is left alone
+    assert retyped("Celcomenn-2 and xtranscriptomcs", fixes) == "Celcomenn-2 and xtranscriptomcs"

@@ -376,6 +376,27 @@ def test_a_follow_up_says_what_it_was_read_with_and_why_it_is_refused(open_page,
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
+def test_a_typo_refusal_asks_the_mended_question_in_one_click(open_page, seed_engine):
+    with running_app(seed_engine) as (url, _):
+        p = open_page(url)
+        page = p.page
+        p.wait_ready()
+        p.ask("What does Celcomenn do?")
+        last = page.locator("#chat .turn").last
+        assert "don't answer this question" in last.inner_text()
+        n = page.locator("#chat .turn").count()
+        last.locator("a.retry-link").click()
+        page.wait_for_function(
+            f"document.querySelectorAll('#chat .turn').length > {n} && "
+            "!document.querySelector('#chat .bubble.pending')",
+            timeout=T * 2,
+        )
+        asked = page.locator("#chat .turn").last
+        assert "What does Celcomen do?" in asked.inner_text()
+        assert asked.locator(".refusal").count() == 0 and asked.locator(".cite-chip").count() >= 1
+        assert p.external_requests() == [] and not p.errors, p.errors
+
+
 def test_new_chat_in_the_middle_of_an_answer(open_page):
     eng = FakeEngine(token_delay=0.03)
     with running_app(eng) as (url, _):

@@ -285,6 +285,11 @@ def test_refusal_shows_plainly_with_related_papers():
         chat.count(render.esc(render.REFUSAL)) == 1
         and "Why: no indexed abstract matches what the question describes." in chat
     )
+    # a typo's mended question is one click away, escaped into its attribute
+    typo = replace(a, suggested_question='What does "Celcomen" do?')
+    chat = render.render_chat([Turn("q", answer=typo, status="done")])
+    assert 'class="retry-link" role="button" href="#" data-q="What does &quot;Celcomen&quot; do?"' in chat
+    assert "retry-link" not in render.render_chat([turn])
 
 
 def test_only_latest_turn_sources_visible():

@@ -110,6 +110,11 @@ def _refusal_body(
         extra = f"Why: {why}." if why else ""
     if extra:
         parts.append(f'<div class="answer-text muted">{render_inline(extra, turn, valid, labels)}</div>')
+    if answer.suggested_question:  # one click asks it with the typo mended (ui/static/app.js)
+        q = esc(answer.suggested_question)
+        parts.append(
+            f'<div class="retry">Did you mean: <a class="retry-link" role="button" href="#" data-q="{q}">{q}</a></div>'
+        )
     return "".join(parts)
 
 

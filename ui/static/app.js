@@ -52,6 +52,16 @@
       window.iclrShowSource(chip.getAttribute('data-turn'), chip.getAttribute('data-n'));
       return true;
     }
+    var retry = t.closest('a.retry-link[data-q]');
+    if (retry) {
+      // ask the suggested question: put it in the box (Gradio reads the input event) and send it
+      var box = document.querySelector('#question textarea'), send = document.getElementById('send');
+      if (!box || !send || send.disabled) return true;
+      box.value = retry.getAttribute('data-q');
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+      setTimeout(function () { send.click(); }, 0);
+      return true;
+    }
     var rel = t.closest('a.related-link[data-rel]');
     if (rel) {
       var turn = rel.getAttribute('data-turn');
