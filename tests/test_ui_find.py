@@ -57,6 +57,10 @@ def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
     typo = find.find(sample_engine.retriever, "difusion models", "any", "any", "")
     assert typo.result.papers == [] and typo.result.suggested == {"difusion": "diffusion"}
     assert "never cover difusion (did you mean “diffusion”?)" in find.render_summary(typo)
+    assert 'Find instead: <a class="retry-link" role="button" href="#" data-q="diffusion models"' in (
+        find.render_summary(typo)
+    )
+    assert "retry-link" not in html  # no typo, nothing to find instead
 
 
 def test_table_pages_links_and_charts(sample_engine):

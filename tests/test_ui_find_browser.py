@@ -127,6 +127,26 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
+def test_a_mistyped_topic_is_found_mended_in_one_click(sample_engine, open_as):
+    with running_app(sample_engine, page_size=PAGE) as (url, _):
+        p = open_as(url, scheme="light")
+        page = p.page
+        p.wait_ready()
+        page.click("#tab-find-button")
+        page.fill("#find-topic textarea", "difusion models")
+        page.click("#find-btn")
+        page.wait_for_function(
+            "(document.querySelector('#find-summary .find-note') || {}).textContent?.includes('did you mean')",
+            timeout=T,
+        )
+        assert "did you mean “diffusion”?" in page.locator("#find-summary .find-note").inner_text()
+        page.locator("#find-summary a.retry-link").click()
+        page.wait_for_selector("#find-table table.find-table", timeout=T)
+        assert page.locator("#find-topic textarea").input_value() == "diffusion models"
+        assert page.locator("#find-table tbody tr").count() >= 1
+        assert p.external_requests() == [] and not p.errors, p.errors
+
+
 @pytest.mark.parametrize(
     "scheme,viewport,name",
     [("dark", VIEWPORT, "ui-find-dark.png"), ("light", MOBILE, "ui-find-mobile.png")],

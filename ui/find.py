@@ -17,7 +17,8 @@ from rag import export
 from rag.errors import UserError
 from rag.filters import Filters, filters_from_question
 from rag.lister import PaperList, list_papers
-from ui.safe_html import esc, safe_url
+from rag.text import retyped
+from ui.safe_html import esc, retry_link, safe_url
 
 ANY = "any"
 DECISIONS = [ANY, "oral", "spotlight", "poster", "accepted", "rejected", "withdrawn", "desk_rejected"]
@@ -107,7 +108,13 @@ def render_summary(found: Found | None) -> str:
     what = esc(plain)
     n = len(res.papers)
     if not n and res.lacking:
-        return f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
+        note = f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
+        if res.suggested:  # one click finds the topic with the typo mended
+            link = retry_link(
+                retyped(res.topic, res.suggested), "#find-topic input, #find-topic textarea", "find-btn"
+            )
+            note += f'<div class="retry">Find instead: {link}</div>'
+        return note
     if not n:
         return (
             f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '

@@ -23,7 +23,7 @@ from ui.answer_text import (
     refusal_text,
     segments,
 )
-from ui.safe_html import citation_spans, esc, highlight, merge_spans, safe_url
+from ui.safe_html import citation_spans, esc, highlight, merge_spans, retry_link, safe_url
 from ui.session import Turn
 from ui.sources_html import render_sources
 
@@ -110,11 +110,9 @@ def _refusal_body(
         extra = f"Why: {why}." if why else ""
     if extra:
         parts.append(f'<div class="answer-text muted">{render_inline(extra, turn, valid, labels)}</div>')
-    if answer.suggested_question:  # one click asks it with the typo mended (ui/static/app.js)
-        q = esc(answer.suggested_question)
-        parts.append(
-            f'<div class="retry">Did you mean: <a class="retry-link" role="button" href="#" data-q="{q}">{q}</a></div>'
-        )
+    if answer.suggested_question:  # one click asks it with the typo mended
+        link = retry_link(answer.suggested_question, "#question textarea", "send")
+        parts.append(f'<div class="retry">Did you mean: {link}</div>')
     return "".join(parts)
 
 

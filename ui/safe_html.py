@@ -75,3 +75,12 @@ def highlight(text: str, spans: Iterable[Sequence[int]]) -> str:
         pos = e
     out.append(esc(text[pos:]))
     return "".join(out)
+
+
+def retry_link(text: str, box: str, send: str) -> str:
+    """A link that puts `text` in the input matched by the CSS selector `box` and clicks the button with id
+    `send` (ui/static/app.js): a mended question or topic, asked again in one click."""
+    return (
+        f'<a class="retry-link" role="button" href="#" data-q="{esc(text)}" data-box="{esc(box)}" '
+        f'data-send="{esc(send)}">{esc(text)}</a>'
+    )

@@ -54,8 +54,9 @@
     }
     var retry = t.closest('a.retry-link[data-q]');
     if (retry) {
-      // ask the suggested question: put it in the box (Gradio reads the input event) and send it
-      var box = document.querySelector('#question textarea'), send = document.getElementById('send');
+      // ask the mended question or topic: put it in its box (Gradio reads the input event) and send it
+      var box = document.querySelector(retry.getAttribute('data-box'));
+      var send = document.getElementById(retry.getAttribute('data-send'));
       if (!box || !send || send.disabled) return true;
       box.value = retry.getAttribute('data-q');
       box.dispatchEvent(new Event('input', { bubbles: true }));
