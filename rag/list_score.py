@@ -44,7 +44,7 @@ _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
 # a sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
 # a near miss mentions it among its tasks or motivation
-_STATES = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propose|introduce|present)", re.I)
+_STATES = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propos|introduc|present)", re.I)
 _BM25_K1, _BM25_B = 1.2, 0.75
 _PSEUDO_TOP = 5
 
@@ -64,10 +64,11 @@ def quote(paper, words: set[str]) -> str:
     return best
 
 
-def stated_words(paper) -> set[str]:
-    """The words of the paper's title and of the abstract sentences that state its contribution."""
+def stated_words(paper, title: set[str] | None = None) -> set[str]:
+    """The words of the paper's title (`title`: already read) and of the abstract sentences that state its
+    contribution ("we propose", "this paper introduces", "our … presented")."""
     said = [have for a, b, have in paper.sentences if _STATES.search(paper.text[a:b])]
-    return set().union(content_words(paper.title or ""), *said)
+    return set().union(content_words(paper.title or "") if title is None else title, *said)
 
 
 def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:
@@ -104,7 +105,8 @@ def features(
         p = h.paper
         have = p.words
         lex[i] = len(words & have) / len(words) if words else 0.0
-        f["in_title"][i] = len(words & content_words(p.title or "")) / len(words) if words else 0.0
+        title = content_words(p.title or "")
+        f["in_title"][i] = len(words & title) / len(words) if words else 0.0
         f["idf_lex"][i] = share(words, have)
         f["malex"][i] = min(share(a, have) if a else 1.0 for a in part_words)
         tokens = WORD.findall(p.text)
@@ -112,7 +114,7 @@ def features(
         lens.append(len(tokens))
         sents = p.sentences
         f["cent"][i] = sum(1 for *_, ws in sents if ws & rare) / len(sents) if sents else 0.0
-        f["stated"][i] = share(words, stated_words(p))
+        f["stated"][i] = share(words, stated_words(p, title))
     avg = float(np.mean(lens)) if lens else 1.0
     bm = np.array(
         [

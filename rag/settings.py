@@ -359,23 +359,23 @@ class ListSettings(BaseModel):
     )
     lister_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cos": (0.47752, 0.13531, -0.90285),
-            "in_title": (0.35392, 0.28311, 0.18843),
-            "rel_cos": (-0.22666, 0.12462, 0.78727),
-            "idf_lex": (0.61791, 0.30104, -0.36218),
-            "bm_n": (0.59497, 0.23739, 0.78991),
-            "cent": (0.39359, 0.27481, -0.32461),
-            "macos": (0.55143, 0.21956, 0.15172),
-            "malex": (0.54173, 0.37334, 0.34075),
-            "cen5": (0.64126, 0.12999, 0.70617),
-            "lrank": (3.44089, 1.34775, -0.5744),
-            "stated": (0.4092, 0.31174, 0.49261),
+            "cos": (0.47752, 0.13531, -0.9033),
+            "in_title": (0.35392, 0.28311, 0.18925),
+            "rel_cos": (-0.22666, 0.12462, 0.78733),
+            "idf_lex": (0.61791, 0.30104, -0.36241),
+            "bm_n": (0.59497, 0.23739, 0.79065),
+            "cent": (0.39359, 0.27481, -0.32432),
+            "macos": (0.55143, 0.21956, 0.15175),
+            "malex": (0.54173, 0.37334, 0.34117),
+            "cen5": (0.64126, 0.12999, 0.70601),
+            "lrank": (3.44089, 1.34775, -0.57459),
+            "stated": (0.40933, 0.31164, 0.49101),
         },
         "Model scoring: feature -> (mean, sd, weight), fitted by `rag eval-lists --fit` on the 25 calibration "
         "topics (eval/list_topics.jsonl, list_topics_fresh.jsonl, list_topics_fresh2.jsonl), full index.",
     )
     lister_model_intercept: float = D(
-        0.60521, "Model scoring: the logistic model's intercept (see lister_model)."
+        0.60527, "Model scoring: the logistic model's intercept (see lister_model)."
     )
     lister_min_score: float = D(
         0.5,

@@ -124,10 +124,14 @@ def test_stated_reads_the_title_and_the_sentences_that_state_the_contribution():
         "Knot tying is one motivation for dexterity. We propose better sparse autoencoders.",
     )
     titled = paper("titled", "Knot tying with two arms", "Success rates rise with tactile feedback.")
-    hits = [Hit(about, 1.0), Hit(passing, 0.5), Hit(titled, 0.3)]
-    vecs = {p.paper_id: bag([p.text])[0] for p in (about, passing, titled)}
+    proposing = paper(
+        "proposing", "Robot hands", "Hands are hard. This work, proposing knot tying drills, helps."
+    )
+    hits = [Hit(about, 1.0), Hit(passing, 0.5), Hit(titled, 0.3), Hit(proposing, 0.2)]
+    vecs = {p.paper_id: bag([p.text])[0] for p in (about, passing, titled, proposing)}
     f = features(hits, "knot tying", bag, vecs.get, lambda w: 1.0, 0.5, 0.1)
     # the first two abstracts use the word; only the first states it as what the paper does
     assert f["idf_lex"][0] == f["idf_lex"][1] == 1.0
     assert f["stated"][0] == 1.0 and f["stated"][1] == 0.0
     assert f["stated"][2] == 1.0  # a title states the subject too
+    assert f["stated"][3] == 1.0  # any form of the verb: "proposing", "introduced", "presents"
