@@ -133,6 +133,16 @@ class Engine:
             cover_margin=self.settings.focus_cover_margin,
         )
 
+    def typo_hint(self, question: str, why: str) -> tuple[str, str | None]:
+        """A refusal's reason, and the question to ask instead, when a word of it no abstract uses is one typo
+        from one they do ("speculatve": say what the abstracts call it); (why, None) otherwise."""
+        lexical = self.retriever.bm25()
+        typos = lexical.typos(unknown_words(question, lexical.known), question)
+        if not typos:
+            return why, None
+        mended = retyped(question, typos)
+        return prompts.typo_reason(why, typos), mended if mended != question else None
+
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
         return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
@@ -202,9 +212,7 @@ class Engine:
         score, reason = self.refusal_score(query, shown, asked=question)
 
         def refusal(why: str) -> Answer:
-            lexical = self.retriever.bm25()
-            if typos := lexical.typos(unknown_words(question, lexical.known)):
-                why = prompts.typo_reason(why, typos)  # "speculatve": say what the abstracts call it
+            why, mended = self.typo_hint(question, why)
             timings.setdefault("generate_s", 0.0)
             timings["total_s"] = time.perf_counter() - t0
             return Answer(
@@ -218,7 +226,7 @@ class Engine:
                 timings=timings,
                 refusal_reason=why,
                 shape=kind,
-                suggested_question=retyped(question, typos) if typos else None,
+                suggested_question=mended,
             )
 
         if is_instruction_only(question):

@@ -12,7 +12,7 @@ from pathlib import Path
 from rag.chunk import embed_text
 from rag.index import Index, paper_from_record
 from rag.question import Idf, idf_from_counts
-from rag.text import WORD, flatten, nltk_stopwords, spelled_like
+from rag.text import COURTESY, POSSESSIVE, WORD, Spelling, flatten, nltk_stopwords
 from rag.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -131,20 +131,31 @@ class BM25Side:
         return cands[:m]
 
     @cached_property
-    def surface_words(self) -> Counter:
-        """How often each word (lowercase, unstemmed) is written in the titles and abstracts: what a
-        mistyped topic word is corrected to (read once, only when a topic has a word no abstract uses)."""
-        return Counter(
-            w.lower() for p in self.papers.values() for w in WORD.findall(f"{p.title or ''} {p.text}")
-        )
+    def spelling(self) -> Spelling:
+        """The words written in the titles and abstracts (rag.text.Spelling), for mending a typo: read once,
+        only when a question or topic has a word no abstract uses."""
+        # written forms from the abstracts; titles are in Title Case, so they count only as lowercase words
+        words = Counter(w for p in self.papers.values() for w in WORD.findall(p.text))
+        words.update(w.lower() for p in self.papers.values() for w in WORD.findall(p.title or ""))
+        return Spelling(words)
 
-    def typos(self, words) -> dict[str, str]:
-        """Each of these words that no abstract uses -> the written word it is one typo from, where one is
-        ("speculatve" -> "speculative"; a capitalised word gets a capitalised guess)."""
+    def typos(self, words, text: str = "", limit: int = 5) -> dict[str, str]:
+        """Each of these words that no abstract uses -> the written word it is one typo from, where there is
+        one ("speculatve" -> "speculative", "Celcomenn's" -> "Celcomen"); the first `limit` such words only.
+        The first word of `text` is capitalised as a sentence is, not as a name; a courtesy ("Thnaks") is
+        no typo worth telling."""
+        first = next(iter(WORD.findall(text)), "")
         out = {}
-        for w in words:
-            if not self.known(w) and (right := spelled_like(w, self.surface_words)):
-                out[w] = right.capitalize() if w[:1].isupper() else right
+        for w in list(dict.fromkeys(POSSESSIVE.sub("", w) for w in words))[:limit]:
+            if self.known(w):
+                continue
+            if w == first and w[:1].isupper() and w[1:].islower():
+                right = self.spelling.guess(w.lower())
+                right = right and right[:1].upper() + right[1:]
+            else:
+                right = self.spelling.guess(w)
+            if right and right.lower() not in COURTESY:
+                out[w] = right
         return out
 
     def known(self, word: str) -> bool:

@@ -71,7 +71,7 @@ FRAME_VERBS = frozenset(
 
 def bare(token: str) -> str:
     """A whitespace token of a topic without the punctuation around it."""
-    return token.strip(".,;:!?()\"'")
+    return token.strip(".,;:!?()\"'“”‘’")
 
 
 def _absent_runs(topic: str, text: str, known: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
@@ -115,7 +115,7 @@ def words_of(phrases: list[str]) -> set[str]:
     return {w.lower() for phrase in phrases for w in phrase.split()} - _skip()
 
 
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]")  # a word of letters, hyphens inside
 
 
 def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:

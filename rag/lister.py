@@ -160,7 +160,7 @@ def list_papers(
     suggested = {}
     if lacking:
         listed = []
-        suggested = retriever.bm25().typos(lacking)
+        suggested = retriever.bm25().typos(lacking, topic)
     found = len(listed)
     if limit:
         listed = listed[:limit]

@@ -57,17 +57,19 @@ def summarize_stream(
     timings = {"retrieve_s": time.perf_counter() - t0, "generate_s": 0.0}
     if not selected:
         timings["total_s"] = time.perf_counter() - t0
+        why, mended = engine.typo_hint(question, prompts.NO_MATCH_REASON)
         yield Answer(
             question,
-            prompts.SUMMARY_EMPTY,
+            prompts.SUMMARY_EMPTY + (f" ({why}.)" if mended else ""),
             [],
             [],
             hits,
             refused=True,
             standalone_question=topic,
             timings=timings,
-            refusal_reason=prompts.NO_MATCH_REASON,
+            refusal_reason=why,
             shape="summary",
+            suggested_question=mended,
         )
         return
     lines, used = quoted_lines(evset, selected, per_paper=s.summary_sentences)

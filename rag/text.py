@@ -161,15 +161,48 @@ def slip(word: str) -> bool:
     return len(w) >= 3 and w not in words and any(len(s) >= 3 and _one_edit(w, s) for s in words)
 
 
-def spelled_like(word: str, vocabulary: Counter) -> str | None:
-    """The word a mistyped one most likely meant ("difusion" -> "diffusion"): of the `vocabulary`'s
-    words one edit away, the most used; None for a short word (too many neighbours to guess) or one
-    with a digit (a version, not a typo)."""
-    w = word.lower()
-    if len(w) < 5 or w in vocabulary or any(c.isdigit() for c in w):  # "qwen3" is no typo of "qwen2"
-        return None
-    near = [v for v in vocabulary if abs(len(v) - len(w)) <= 1 and _one_edit(w, v)]
-    return max(near, key=lambda v: (vocabulary[v], v), default=None)
+POSSESSIVE = re.compile(r"['’]s$")  # "Celcomen's": the name is "Celcomen"
+# words a question is polite with: a typo in one explains no refusal ("Thnaks")
+COURTESY = frozenset("thanks thank thx please pls hello hi hey cheers regards kindly".split())
+
+
+class Spelling:
+    """The words the abstracts write, for guessing what a word they never use was meant to be: how often
+    each is used (lowercase), its most common written form ("QLoRA"), and the words by first letter and
+    length, since a typo keeps the first letter ("Wizard" is not "Lizard") and the length within one."""
+
+    def __init__(self, written: Counter):
+        self.used: Counter = Counter()
+        self.form: dict[str, str] = {}
+        for f, n in written.most_common():  # most used form first: it is the one kept
+            w = f.lower()
+            self.used[w] += n
+            self.form.setdefault(w, f)
+        self._near: dict[tuple[str, int], list[str]] = {}
+        for w in self.used:
+            self._near.setdefault((w[:1], len(w)), []).append(w)
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one per index, kept while it is)
+    def guess(self, word: str) -> str | None:
+        """The written form of the most used word one edit from `word` ("difusion" -> "diffusion"), or None:
+        for a short word (too many neighbours to guess), one with a digit (a version, not a typo), a word that
+        is written, a guess written once only (in a small index an absent word's neighbour: "sheep", "steep"),
+        a guess that adds a digit ("Gaudi" is not "Gaudi2"), or a capitalised word whose guess is written
+        with another number of capitals ("Quora" is not "QLoRA")."""
+        w = word.lower()
+        if len(w) < 5 or w in self.used or any(c.isdigit() for c in w):
+            return None
+        near = [
+            v
+            for n in (len(w) - 1, len(w), len(w) + 1)
+            for v in self._near.get((w[0], n), ())
+            if self.used[v] > 1 and not any(c.isdigit() for c in v) and _one_edit(w, v)
+        ]
+        if word[:1].isupper():
+            caps = sum(c.isupper() for c in word)
+            near = [v for v in near if sum(c.isupper() for c in self.form[v]) == caps]
+        best = max(near, key=lambda v: (self.used[v], v), default=None)
+        return self.form[best] if best else None
 
 
 def retyped(text: str, typos: dict[str, str]) -> str:

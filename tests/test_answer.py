@@ -96,6 +96,17 @@ def test_a_refusal_names_the_word_a_typo_meant(seed_engine, fake_llm):
     )
     assert ans.suggested_question == "What does Celcomen do?"
     assert not seed_engine.ask(ans.suggested_question).refused
+    # quoted or possessive, the name is still read; a courtesy's typo explains nothing
+    ans = seed_engine.ask("What is “Celcomenn”?")
+    assert ans.refused and ans.suggested_question == "What is “Celcomen”?"
+    ans = seed_engine.ask("What are Celcomenn's results?")
+    assert ans.suggested_question == "What are Celcomen's results?"
+    ans = seed_engine.ask("What FID does DiffuPipe reach on ImageNet 512x512? Thnaks")
+    assert ans.refused and ans.suggested_question is None and "typo" not in ans.refusal_reason
+    # a summary with nothing to summarise says it too
+    ans = seed_engine.ask("Summarize work on knitting transcriptomcs", task="summarize")
+    assert ans.refused and ans.suggested_question == "Summarize work on knitting transcriptomics"
+    assert "some use “transcriptomics”" in ans.answer
     # a word no abstract uses and no typo of one: the reason is left as it was
     ans = seed_engine.ask("What FID does DiffuPipe reach on ImageNet 512x512?")
     assert ans.refused and "typo" not in ans.refusal_reason and ans.suggested_question is None
@@ -395,3 +406,13 @@ def test_a_follow_up_is_not_read_alone_when_its_source_is_picked(seed_engine, mo
     ans = seed_engine.ask("What datasets did they validate it on?", history)
     assert "Celcomen" in ans.standalone_question  # the query carries the earlier turn
     assert seen == [True, False]
+
+
+def test_typos_guess_few_words_and_read_a_sentence_capital_as_no_name(seed_engine):
+    lexical = seed_engine.retriever.bm25()
+    many = ["transcriptomcs", "celcomenn", "difusion", "grokkng", "transfomer", "disentanglment"]
+    assert len(lexical.typos(many)) <= 5 < len(many)  # a long question's cost is bounded
+    assert lexical.typos(["Transcriptomcs"], "Transcriptomcs of cells") == {
+        "Transcriptomcs": "Transcriptomics"
+    }
+    assert lexical.typos(["transcriptomics"]) == {}  # a word the abstracts use is no typo

@@ -5,6 +5,7 @@ import pytest
 
 from rag.text import (
     PAPER_WORDS,
+    Spelling,
     content_words,
     flatten,
     initials_pattern,
@@ -13,7 +14,6 @@ from rag.text import (
     nltk_stopwords,
     retyped,
     sentence_spans,
-    spelled_like,
     stem,
     stopwords,
 )
@@ -87,17 +87,25 @@ def test_a_slip_is_one_letter_from_a_function_word():
     assert not any(map(slip, ["whether", "histopathology", "vehicle", "neural", "at"]))
 
 
-def test_a_mistyped_word_is_spelled_like_the_most_used_word_one_edit_away():
+def test_a_mistyped_word_is_guessed_as_the_most_used_written_word_one_edit_away():
     from collections import Counter
 
-    used = Counter({"diffusion": 40, "diffusions": 2, "transformer": 9, "graph": 30, "grape": 1})
-    assert spelled_like("difusion", used) == "diffusion"  # one letter dropped
-    assert spelled_like("Tranformer", used) == "transformer"
-    assert spelled_like("diffusion", used) is None  # not mistyped
-    assert spelled_like("knitting", used) is None  # nothing one edit away
-    assert spelled_like("graps", used) == "graph"  # of two neighbours, the more used
-    assert spelled_like("grap", used) is None  # too short to guess
-    assert spelled_like("qwen3", Counter({"qwen2": 5})) is None  # another version, not a typo
+    written = Counter({"diffusion": 40, "diffusions": 2, "transformer": 9, "graph": 30, "grape": 1})
+    written.update({"QLoRA": 50, "Gaudi2": 9, "Lizard": 5, "Celcomen": 4, "celcomen": 1})
+    sp = Spelling(written)
+    assert sp.guess("difusion") == "diffusion"  # one letter dropped
+    assert sp.guess("tranformer") == "transformer"
+    assert sp.guess("diffusion") is None  # not mistyped
+    assert sp.guess("knitting") is None  # nothing one edit away
+    assert sp.guess("graps") == "graph"  # of two neighbours, the more used
+    assert sp.guess("grapes") is None  # "grape" is written once: too weak a guess
+    assert sp.guess("grap") is None  # too short to guess
+    assert Spelling(Counter({"qwen2": 5})).guess("qwen3") is None  # another version, not a typo
+    assert sp.guess("Gaudi") is None  # nor is adding a version number
+    assert sp.guess("Wizard") is None  # a typo keeps the first letter
+    assert sp.guess("Quora") is None  # one capital typed, four written: another name
+    assert sp.guess("Celcomenn") == sp.guess("celcomenn") == "Celcomen"  # as the abstracts mostly write it
+    assert sp.guess("Tranformer") is None  # a capitalised word is a name: only a name is guessed for it
 
 
 def test_retyped_mends_whole_words_as_typed():
