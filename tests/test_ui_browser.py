@@ -115,6 +115,10 @@ class Page:
             self.page.press("#question textarea", "Enter")
         else:
             self.page.click("#send")
+        self.wait_answered(n)
+
+    def wait_answered(self, n: int):
+        """Until the chat has more than n turns and none is pending."""
         self.page.wait_for_function(
             f"document.querySelectorAll('#chat .turn').length > {n} && "
             "!document.querySelector('#chat .bubble.pending')",
@@ -386,11 +390,7 @@ def test_a_typo_refusal_asks_the_mended_question_in_one_click(open_page, seed_en
         assert "don't answer this question" in last.inner_text()
         n = page.locator("#chat .turn").count()
         last.locator("a.retry-link").click()
-        page.wait_for_function(
-            f"document.querySelectorAll('#chat .turn').length > {n} && "
-            "!document.querySelector('#chat .bubble.pending')",
-            timeout=T * 2,
-        )
+        p.wait_answered(n)
         asked = page.locator("#chat .turn").last
         assert "What does Celcomen do?" in asked.inner_text()
         assert asked.locator(".refusal").count() == 0 and asked.locator(".cite-chip").count() >= 1

@@ -39,6 +39,14 @@ def _search(page, topic: str, decision: str | None = None):
     )
 
 
+def _wait_note(page, text: str):
+    """Until the summary's note says `text` (the note before a search says something else)."""
+    page.wait_for_function(
+        f"(document.querySelector('#find-summary .find-note') || {{}}).textContent?.includes({text!r})",
+        timeout=T,
+    )
+
+
 def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as):
     with running_app(sample_engine, page_size=PAGE) as (url, _):
         p = open_as(url, scheme="light", accept_downloads=True)
@@ -105,10 +113,7 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         page.fill("#find-author textarea", "")
         page.fill("#find-topic textarea", "knitting pattern generation with diffusion models")
         page.click("#find-btn")
-        page.wait_for_function(
-            "(document.querySelector('#find-summary .find-note') || {}).textContent?.includes('is about')",
-            timeout=T,
-        )
+        _wait_note(page, "is about")
         assert "never cover knitting" in page.locator("#find-summary .find-note").inner_text()
         assert page.locator("#find-table table").count() == 0
         # a new search clears it: "Saved …" belonged to the list it was saved from
@@ -135,10 +140,7 @@ def test_a_mistyped_topic_is_found_mended_in_one_click(sample_engine, open_as):
         page.click("#tab-find-button")
         page.fill("#find-topic textarea", "difusion models")
         page.click("#find-btn")
-        page.wait_for_function(
-            "(document.querySelector('#find-summary .find-note') || {}).textContent?.includes('did you mean')",
-            timeout=T,
-        )
+        _wait_note(page, "did you mean")
         assert "did you mean “diffusion”?" in page.locator("#find-summary .find-note").inner_text()
         page.locator("#find-summary a.retry-link").click()
         page.wait_for_selector("#find-table table.find-table", timeout=T)
