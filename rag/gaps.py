@@ -115,7 +115,10 @@ def words_of(phrases: list[str]) -> set[str]:
     return {w.lower() for phrase in phrases for w in phrase.split()} - _skip()
 
 
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]")  # a word of letters, hyphens inside
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
+# "what's", "they're", "network's": the word without its ending; "can't", "doesn't": a function word
+_CONTRACTION = re.compile(r"'(?:s|re|ve|ll|d|m)$", re.I)
+_NEGATED = re.compile(r"n't$", re.I)
 
 
 def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
@@ -123,9 +126,9 @@ def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
     paper can cover them: "knitting" of "knitting patterns". Skipped words (stopwords, frame verbs) and a
     mistyped function word aside."""
     out = []
-    for t in topic.split():
-        w = bare(t)
-        if not _PLAIN.fullmatch(w) or w.lower() in _skip():  # "C++", "Q&A": symbols the index drops
+    for t in topic.replace("’", "'").split():
+        w = _CONTRACTION.sub("", bare(t))
+        if not _PLAIN.fullmatch(w) or w.lower() in _skip() or _NEGATED.search(w):  # "C++": symbols dropped
             continue
         if not known(w) and not known(_american(w)) and not slip(w):  # "wheter": no part of the topic
             out.append(w)

@@ -160,7 +160,7 @@ def list_papers(
     suggested = {}
     if lacking:
         listed = []
-        suggested = retriever.bm25().typos(lacking, topic)
+        suggested = retriever.bm25().typos(lacking)  # a topic is no sentence: its first capital may be a name
     found = len(listed)
     if limit:
         listed = listed[:limit]

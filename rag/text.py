@@ -166,6 +166,48 @@ POSSESSIVE = re.compile(r"['’]s$")  # "Celcomen's": the name is "Celcomen"
 COURTESY = frozenset("thanks thank thx please pls hello hi hey cheers regards kindly".split())
 
 
+# QWERTY neighbours: a mistyped letter is usually one of the intended letter's
+_KEYS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS = {
+    c: {
+        _KEYS[r2][j]
+        for r2 in (r - 1, r, r + 1)
+        if 0 <= r2 < 3
+        for j in (i - 1, i, i + 1)
+        if 0 <= j < len(_KEYS[r2]) and _KEYS[r2][j] != c
+    }
+    for r, row in enumerate(_KEYS)
+    for i, c in enumerate(row)
+}
+
+
+def typo_of(typed: str, meant: str) -> bool:
+    """Whether `typed` (lowercase) is `meant` (lowercase) with one slip of the fingers: two neighbours swapped,
+    a letter left out, a letter doubled or a neighbouring key hit on the way, or a neighbouring key hit
+    instead ("speculatve", "Celcomenn", "protien", "grokkng"); not any one edit ("imagen" is no typo of
+    "image", "glide" none of "guide")."""
+    if typed == meant or abs(len(typed) - len(meant)) > 1:
+        return False
+    if len(typed) == len(meant):
+        diff = [i for i in range(len(typed)) if typed[i] != meant[i]]
+        if len(diff) == 1:
+            return typed[diff[0]] in _NEIGHBOURS.get(meant[diff[0]], ())
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and typed[diff[0]] == meant[diff[1]]
+            and typed[diff[1]] == meant[diff[0]]
+        )
+    if len(typed) < len(meant):  # a letter left out, anywhere
+        return any(meant[:i] + meant[i + 1 :] == typed for i in range(len(meant)))
+    for i in range(len(typed)):  # a letter added: the one before or after it, or a key next to one of them
+        if typed[:i] + typed[i + 1 :] == meant:
+            extra, around = typed[i], typed[max(0, i - 1) : i] + typed[i + 1 : i + 2]
+            if any(extra == c or extra in _NEIGHBOURS.get(c, ()) for c in around):
+                return True
+    return False
+
+
 class Spelling:
     """The words the abstracts write, for guessing what a word they never use was meant to be: how often
     each is used (lowercase), its most common written form ("QLoRA"), and the words by first letter and
@@ -181,14 +223,15 @@ class Spelling:
         self._near: dict[tuple[str, int], list[str]] = {}
         for w in self.used:
             self._near.setdefault((w[:1], len(w)), []).append(w)
+        self.guess = functools.lru_cache(maxsize=1024)(self._guess)  # this index's own cache
 
-    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one per index, kept while it is)
-    def guess(self, word: str) -> str | None:
-        """The written form of the most used word one edit from `word` ("difusion" -> "diffusion"), or None:
+    def _guess(self, word: str) -> str | None:
+        """The written form of the most used word `word` is a typo of ("difusion" -> "diffusion"), or None:
         for a short word (too many neighbours to guess), one with a digit (a version, not a typo), a word that
         is written, a guess written once only (in a small index an absent word's neighbour: "sheep", "steep"),
-        a guess that adds a digit ("Gaudi" is not "Gaudi2"), or a capitalised word whose guess is written
-        with another number of capitals ("Quora" is not "QLoRA")."""
+        a guess that adds a digit ("Gaudi" is not "Gaudi2"), a capitalised word whose guess is written with
+        another number of capitals ("Quora" is not "QLoRA"), or a lowercase one whose guess is written with
+        several ("dolma" is not "DoLa")."""
         w = word.lower()
         if len(w) < 5 or w in self.used or any(c.isdigit() for c in w):
             return None
@@ -196,17 +239,21 @@ class Spelling:
             v
             for n in (len(w) - 1, len(w), len(w) + 1)
             for v in self._near.get((w[0], n), ())
-            if self.used[v] > 1 and not any(c.isdigit() for c in v) and _one_edit(w, v)
+            if self.used[v] > 1 and not any(c.isdigit() for c in v) and typo_of(w, v)
         ]
-        if word[:1].isupper():
-            caps = sum(c.isupper() for c in word)
-            near = [v for v in near if sum(c.isupper() for c in self.form[v]) == caps]
+        caps = sum(c.isupper() for c in word)
+        near = [v for v in near if _fits_capitals(caps, sum(c.isupper() for c in self.form[v]))]
         best = max(near, key=lambda v: (self.used[v], v), default=None)
         return self.form[best] if best else None
+
+
+def _fits_capitals(typed: int, written: int) -> bool:
+    """A typed name keeps its number of capitals; a lowercase word is no typo of an acronym-like name."""
+    return written == typed if typed else written < 2
 
 
 def retyped(text: str, typos: dict[str, str]) -> str:
     """The text with each mistyped word (whole words, as typed) replaced by the word it meant."""
     for wrong, right in typos.items():
-        text = re.sub(rf"(?<![\w-]){re.escape(wrong)}(?![\w-])", right, text)
+        text = re.sub(rf"(?<![\w-]){re.escape(wrong)}(?![\w-])", lambda _, r=right: r, text)
     return text

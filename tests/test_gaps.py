@@ -120,3 +120,8 @@ def test_unknown_words_are_the_topics_words_no_abstract_uses_in_any_spelling():
     assert unknown_words("diffusion models", known) == []
     # symbols the index drops are no evidence of absence; a mistyped function word is no part of the topic
     assert unknown_words("C++ and Q&A generation wheter diffusion", known) == []
+    # a contraction is its function word, with either apostrophe; a quoted word is read without its quotes
+    assert unknown_words("what’s new in diffusion that can't model? they’re “knitting”", known) == [
+        "knitting"
+    ]
+    assert unknown_words("who's doing the network's generation", known) == []

@@ -16,6 +16,7 @@ from rag.text import (
     sentence_spans,
     stem,
     stopwords,
+    typo_of,
 )
 
 
@@ -97,7 +98,7 @@ def test_a_mistyped_word_is_guessed_as_the_most_used_written_word_one_edit_away(
     assert sp.guess("tranformer") == "transformer"
     assert sp.guess("diffusion") is None  # not mistyped
     assert sp.guess("knitting") is None  # nothing one edit away
-    assert sp.guess("graps") == "graph"  # of two neighbours, the more used
+    assert sp.guess("grapj") == "graph"  # a neighbouring key
     assert sp.guess("grapes") is None  # "grape" is written once: too weak a guess
     assert sp.guess("grap") is None  # too short to guess
     assert Spelling(Counter({"qwen2": 5})).guess("qwen3") is None  # another version, not a typo
@@ -115,3 +116,13 @@ def test_retyped_mends_whole_words_as_typed():
     )
     # part of a longer word or of a hyphenated name is left alone
     assert retyped("Celcomenn-2 and xtranscriptomcs", fixes) == "Celcomenn-2 and xtranscriptomcs"
+
+
+def test_a_typo_is_a_slip_of_the_fingers_not_any_one_edit():
+    slips = [("speculatve", "speculative"), ("celcomenn", "celcomen"), ("protien", "protein")]
+    slips += [("flashatention", "flashattention"), ("tramsformer", "transformer"), ("diffusiom", "diffusion")]
+    assert all(typo_of(t, m) for t, m in slips)
+    # a real name one edit from a word is not mistyped: an ending added, a far key, a stray letter
+    others = [("imagen", "image"), ("wavenet", "wavelet"), ("glide", "guide"), ("fibre", "fire")]
+    others += [("craiyon", "crayon"), ("storey", "store"), ("speculative", "speculative")]
+    assert not any(typo_of(t, m) for t, m in others)
