@@ -64,11 +64,11 @@ def quote(paper, words: set[str]) -> str:
     return best
 
 
-def stated_words(paper, title: set[str] | None = None) -> set[str]:
-    """The words of the paper's title (`title`: already read) and of the abstract sentences that state its
-    contribution ("we propose", "this paper introduces", "our … presented")."""
+def stated_words(paper, title: set[str]) -> set[str]:
+    """The words of the paper's title (`title`, its content words) and of the abstract sentences that state
+    its contribution ("we propose", "this paper introduces", "our … presented")."""
     said = [have for a, b, have in paper.sentences if _STATES.search(paper.text[a:b])]
-    return set().union(content_words(paper.title or "") if title is None else title, *said)
+    return set().union(title, *said)
 
 
 def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:

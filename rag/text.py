@@ -186,20 +186,13 @@ def typo_of(typed: str, meant: str) -> bool:
     a letter left out, a letter doubled or a neighbouring key hit on the way, or a neighbouring key hit
     instead ("speculatve", "Celcomenn", "protien", "grokkng"); not any one edit ("imagen" is no typo of
     "image", "glide" none of "guide")."""
-    if typed == meant or abs(len(typed) - len(meant)) > 1:
+    if not _one_edit(typed, meant):
         return False
-    if len(typed) == len(meant):
+    if len(typed) == len(meant):  # two neighbours swapped, or one letter replaced by a neighbouring key
         diff = [i for i in range(len(typed)) if typed[i] != meant[i]]
-        if len(diff) == 1:
-            return typed[diff[0]] in _NEIGHBOURS.get(meant[diff[0]], ())
-        return (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and typed[diff[0]] == meant[diff[1]]
-            and typed[diff[1]] == meant[diff[0]]
-        )
+        return len(diff) == 2 or typed[diff[0]] in _NEIGHBOURS.get(meant[diff[0]], ())
     if len(typed) < len(meant):  # a letter left out, anywhere
-        return any(meant[:i] + meant[i + 1 :] == typed for i in range(len(meant)))
+        return True
     for i in range(len(typed)):  # a letter added: the one before or after it, or a key next to one of them
         if typed[:i] + typed[i + 1 :] == meant:
             extra, around = typed[i], typed[max(0, i - 1) : i] + typed[i + 1 : i + 2]

@@ -110,9 +110,7 @@ def render_summary(found: Found | None) -> str:
     if not n and res.lacking:
         note = f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
         if res.suggested:  # one click finds the topic with the typo mended
-            link = retry_link(
-                retyped(res.topic, res.suggested), "#find-topic input, #find-topic textarea", "find-btn"
-            )
+            link = retry_link(retyped(res.topic, res.suggested), "#find-topic textarea", "find-btn")
             note += f'<div class="retry">Find instead: {link}</div>'
         return note
     if not n:
