@@ -94,8 +94,8 @@ class BM25Side:
         top = np.argsort(-sims)[:n]
         return [(ids[i], float(sims[i])) for i in top if np.isfinite(sims[i])]
 
-    def tokens(self, texts: list[str]) -> list[list[str]]:
-        """Stemmed index words of each text (stopwords and unknown words dropped)."""
+    def tokens(self, texts: list[str], unknown: bool = False) -> list[list[str]]:
+        """Stemmed index words of each text (stopwords dropped; unknown words too, unless `unknown`)."""
         import bm25s
 
         r = self.retriever
@@ -108,7 +108,7 @@ class BM25Side:
             show_progress=False,
         )
         vocab = r.bm25.vocab_dict
-        return [[t for t in ts if t in vocab] for ts in toks]
+        return [list(ts) if unknown else [t for t in ts if t in vocab] for ts in toks]
 
     def expansion(self, query: str, paper_ids: list[str], m: int) -> list[str]:
         """The m words of the feedback papers (title and abstract) with the highest
@@ -149,26 +149,41 @@ class BM25Side:
 
     def typos(self, words, text: str = "", limit: int = 5) -> dict[str, str]:
         """Each of these words that no abstract uses -> the written word it is one typo from, where there is
-        one ("speculatve" -> "speculative", "Celcomenn's" -> "Celcomen"); the first `limit` such words only.
-        The first word of `text` is capitalised as a sentence is, not as a name; a courtesy ("Thnaks") is
-        no typo worth telling."""
+        one ("speculatve" -> "speculative", "Celcomenn's" -> "Celcomen", "spatial-transcriptomcs" ->
+        "spatial-transcriptomics"); the first `limit` such words only. The first word of `text` may be
+        capitalised as a sentence's is or as a name's; a courtesy ("Thnaks") is no typo worth telling."""
         first = next(iter(WORD.findall(text)), "")
         out = {}
         for w in list(dict.fromkeys(POSSESSIVE.sub("", w) for w in words))[:limit]:
-            if self.known(w) or w.lower() in self.real_words:
+            # "spatial-transcriptomcs": each part no abstract uses is guessed, and all must be
+            parts = [p for p in w.split("-") if self._unknown(p)]
+            if not parts:
                 continue
-            if w == first and w[:1].isupper() and w[1:].islower():
-                right = self.spelling.guess(w.lower())
-                right = right and right[:1].upper() + right[1:]
-            else:
-                right = self.spelling.guess(w)
-            if right and right.lower() not in COURTESY:
-                out[w] = right
+            guesses = {p: self._guess(p, first=w == first and w.startswith(p)) for p in parts}
+            if all(guesses.values()) and not any(g.lower() in COURTESY for g in guesses.values()):
+                out[w] = "-".join(guesses.get(p, p) for p in w.split("-"))
         return out
 
+    def _unknown(self, part: str) -> bool:
+        """An index word (no stopword) no abstract uses, and no word the bundled conference writes."""
+        indexed = self.tokens([part], unknown=True)[0]
+        return bool(indexed) and not self.known(part) and part.lower() not in self.real_words
+
+    def _guess(self, word: str, first: bool) -> str | None:
+        """`Spelling.guess`; a text's first word in Capitals may be a sentence's first word or a name, so both
+        are tried ("Speculatve decoding", "Celcommen")."""
+        if first and word[:1].isupper() and word[1:].islower():
+            right = self.spelling.guess(word.lower())
+            if right:
+                return right[:1].upper() + right[1:]
+        return self.spelling.guess(word)
+
     def known(self, word: str) -> bool:
-        """Whether any indexed chunk uses the word (stopwords are never indexed)."""
-        return bool(self.tokens([word])[0])
+        """Whether indexed chunks use the word: each of its parts, as the index splits "spatial-transcriptomics"
+        (stopwords are never indexed, so a stopword alone is not known)."""
+        parts = self.tokens([word], unknown=True)[0]
+        vocab = self.retriever.bm25.vocab_dict
+        return bool(parts) and all(t in vocab for t in parts)
 
     def named_text(self, paper_id: str) -> str:
         """A paper's title and chunks, flattened for named-term matching (kept in memory, so

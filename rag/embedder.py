@@ -31,6 +31,20 @@ ONNX_FORMAT = 1  # bump when the export (graph, inputs, fusions) changes
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+@contextlib.contextmanager
+def _quiet_loading():
+    """transformers' weight-loading progress bar off while the block runs (as it was after)."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 class Embedder:
     """all-MiniLM-L6-v2 from its installed package; normalized vectors (mean pooling, as the package's
     sentence-transformers config says). Backend `onnx`: an ONNX Runtime session on a graph exported once
@@ -54,7 +68,8 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             set_threads(settings)
-            self.model = SentenceTransformer(str(embedder_path()), device="cpu")
+            with _quiet_loading():  # 0.3 s: a "Loading weights" bar before every CLI answer is noise
+                self.model = SentenceTransformer(str(embedder_path()), device="cpu")
             # The model was trained on 128-wordpiece inputs: 256 doubled the cost for one question in 60 (README).
             self.model.max_seq_length = min(settings.embed_max_tokens, self.model.max_seq_length)
             self.tokenizer = self.model.tokenizer

@@ -160,7 +160,7 @@ def list_papers(
     suggested = {}
     if lacking:
         listed = []
-        suggested = retriever.bm25().typos(lacking)  # a topic is no sentence: its first capital may be a name
+        suggested = retriever.bm25().typos(lacking, topic)
     found = len(listed)
     if limit:
         listed = listed[:limit]

@@ -110,6 +110,9 @@ def test_a_refusal_names_the_word_a_typo_meant(seed_engine, fake_llm):
     # a word no abstract uses and no typo of one: the reason is left as it was
     ans = seed_engine.ask("What FID does DiffuPipe reach on ImageNet 512x512?")
     assert ans.refused and "typo" not in ans.refusal_reason and ans.suggested_question is None
+    # inside a hyphenated word too (the known first part no longer hides the typo)
+    ans = seed_engine.ask("Which papers use spatial-transcriptomcs data?")
+    assert ans.refused and ans.suggested_question == "Which papers use spatial-transcriptomics data?"
 
 
 def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed_engine, fake_llm):
@@ -416,6 +419,15 @@ def test_typos_guess_few_words_and_read_a_sentence_capital_as_no_name(seed_engin
         "Transcriptomcs": "Transcriptomics"
     }
     assert lexical.typos(["transcriptomics"]) == {}  # a word the abstracts use is no typo
+    # a hyphenated word is read part by part, as the index splits it; each unknown part must be a typo
+    assert not lexical.known("spatial-transcriptomcs") and lexical.known("spatial-transcriptomics")
+    assert lexical.typos(["spatial-transcriptomcs"]) == {"spatial-transcriptomcs": "spatial-transcriptomics"}
+    assert lexical.typos(["spatial-zqxvbnm"]) == {}  # a part that is no typo: no guess for the word
+    # a text's first word in capitals is tried as a sentence's first word, then as a name
+    assert lexical.typos(["Celcomenn"], "Celcomenn results") == {"Celcomenn": "Celcomen"}
+    assert lexical.typos(["Transcriptomcs"], "Transcriptomcs of cells") == {
+        "Transcriptomcs": "Transcriptomics"
+    }
 
 
 def test_a_word_the_conference_writes_is_no_typo_in_a_small_index(seed_engine):

@@ -61,6 +61,9 @@ def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
         find.render_summary(typo)
     )
     assert "retry-link" not in html  # no typo, nothing to find instead
+    # a topic's first word in capitals may be a sentence's first word
+    typo = find.find(sample_engine.retriever, "Difusion models", "any", "any", "")
+    assert typo.result.papers == [] and typo.result.suggested == {"Difusion": "Diffusion"}
 
 
 def test_table_pages_links_and_charts(sample_engine):
