@@ -52,7 +52,9 @@ def _references(ans) -> str:
 
 
 def _print_answer(ans) -> None:
-    typer.echo(ans.answer)
+    from rag.export import marked
+
+    typer.echo(marked(ans))  # an unsupported sentence says so where it stands
     if ans.suggested_question:
         typer.echo(f"\nDid you mean: {ans.suggested_question}")
     if ans.refused and ans.retrieved:
@@ -62,9 +64,6 @@ def _print_answer(ans) -> None:
     refs = _references(ans)
     if refs:
         typer.echo("\nReferences:\n" + refs)
-    unsupported = [x.text for x in ans.sentences if not x.supported]
-    if unsupported:
-        typer.echo(f"\n({len(unsupported)} sentence(s) not found in the sources.)")
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):

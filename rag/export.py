@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.filters import decision_class
+from rag.prompts import NOT_FOUND, REFUSAL
 from rag.types import Paper
 
 
@@ -154,11 +155,9 @@ def bibtex(papers: Iterable) -> str:
 
 # ---------------------------------------------------------------- a chat as Markdown
 _TAG_RE = re.compile(r"<[^>]{0,2000}>")
-_NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
-_MARKER_RE = re.compile(rf"\[({_NUMBERS})\]")
+NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
+MARKER_RE = re.compile(rf"\[({NUMBERS})\]")  # [1]  [1, 2]  [1,2]  (also each of [1][2])
 _SAFE_URL_RE = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/[A-Za-z0-9._~\-/%?=&#+]*)?$")
-NOT_FOUND = "not found in the sources"
-REFUSAL = "The indexed abstracts don't answer this question."
 
 
 def plain(text: object) -> str:
@@ -184,17 +183,21 @@ def _label(paper: Any) -> str:
     return title or f"{getattr(paper, 'source_file', '?')} #{getattr(paper, 'index', '?')}"
 
 
-def _papers_by_id(answer: Any) -> dict[str, Any]:
+def retrieved_papers(answer: Any) -> dict[str, Any]:
+    """Paper id -> the paper, for the papers the answer retrieved."""
     return {h.paper.paper_id: h.paper for h in getattr(answer, "retrieved", None) or []}
 
 
-def _cited(answer: Any, citation: Any) -> Any:
-    """The paper a citation points at: the retrieved one, else what the citation carries."""
-    paper = _papers_by_id(answer).get(citation.paper_id)
-    if paper is not None:
-        return paper
+def cited_paper(citation: Any, papers: dict[str, Any]) -> Any:
+    """The retrieved paper a citation points at (`papers`: retrieved_papers); else (the engine cited a
+    paper that is not among the hits) one rebuilt from what the citation carries."""
+    return papers.get(citation.paper_id) or Paper(
+        citation.paper_id, citation.quote or "", citation.source_file, citation.index, title=citation.title
+    )
 
-    return Paper(citation.paper_id, "", citation.source_file, citation.index, title=citation.title)
+
+def _cited(answer: Any, citation: Any) -> Any:
+    return cited_paper(citation, retrieved_papers(answer))
 
 
 def cited_papers(answers: Iterable[Any]) -> list[Any]:
@@ -211,21 +214,26 @@ def _authors_text(paper: Any, sep: str = ", ") -> str:
     return sep.join(plain(a) for a in (getattr(paper, "authors", None) or []) if plain(a))
 
 
-def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
-    """The answer text with its markers renumbered to the chat-wide reference list and the
-    sentences the check could not support marked as such."""
+def marked(answer: Any, mark: str = "({})") -> str:
+    """The answer text with each sentence the check could not support followed by `mark` around
+    NOT_FOUND ("_({})_" in Markdown), so no unsupported claim reads like a cited one."""
     text = plain(answer.answer) if "<" in (answer.answer or "") else (answer.answer or "").strip()
     for s in getattr(answer, "sentences", None) or []:
         st = (s.text or "").strip()
         if st and not s.supported and st in text:
-            text = text.replace(st, f"{st} _({NOT_FOUND})_", 1)
+            text = text.replace(st, f"{st} {mark.format(NOT_FOUND)}", 1)
+    return text
+
+
+def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
+    """The answer text with its markers renumbered to the chat-wide reference list and the
+    sentences the check could not support marked as such."""
 
     def sub(m: re.Match) -> str:
         nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1)) if x]
         return "[" + ", ".join(str(renumber.get(n, n)) for n in nums) + "]"
 
-    text = _MARKER_RE.sub(sub, text)
-    return text.replace("<", "&lt;")
+    return MARKER_RE.sub(sub, marked(answer, "_({})_")).replace("<", "&lt;")
 
 
 def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:

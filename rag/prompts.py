@@ -23,6 +23,7 @@ COMPARE_SYSTEM = (
 COMPARE_USER = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nContrast:"
 
 REFUSAL = "The indexed abstracts don't answer this question."
+NOT_FOUND = "not found in the sources"  # how an answer sentence no abstract sentence supports is marked
 SUMMARY_EMPTY = "No paper in the indexed abstracts is about this topic."
 NO_MATCH_REASON = "no indexed abstract matches what the question describes"
 

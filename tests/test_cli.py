@@ -178,3 +178,14 @@ def test_a_refusal_prints_the_question_a_typo_meant(capsys):
     ans.suggested_question = "What does Celcomen do?"
     _print_answer(ans)
     assert "Did you mean: What does Celcomen do?" in capsys.readouterr().out
+
+
+def test_an_unsupported_sentence_is_marked_where_it_stands(capsys):
+    from iclr_rag.cli import _print_answer
+    from rag.types import Answer, Sentence
+
+    sents = [Sentence("It does X.", [1], True, 0.9), Sentence("It also cures Y.", [], False, 0.2)]
+    _print_answer(Answer("q", "It does X. [1] It also cures Y.", [], sents, []))
+    out = capsys.readouterr().out
+    assert "It does X. [1] It also cures Y. (not found in the sources)" in out
+    assert out.count("not found in the sources") == 1

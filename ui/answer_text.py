@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import re
 
-from rag.types import Answer, Citation, Paper
+from rag.export import NUMBERS, cited_paper, retrieved_papers
+from rag.prompts import REFUSAL
+from rag.types import Answer
 
-_NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
-# [1]  [1, 2]  [1,2]  (also matches each of [1][2])
-MARKER_RE = re.compile(rf"\[({_NUMBERS})\]")
-_TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*\[{_NUMBERS}\])+")
-
-NOT_FOUND = "not found in the sources"
-REFUSAL = "The indexed abstracts don't answer this question."
+_TRAILING_MARKERS_RE = re.compile(rf"(?:[ \t]*\[{NUMBERS}\])+")
 
 
 def refusal_text(indexed: str | None = None) -> str:
@@ -66,22 +62,6 @@ def segments(answer: Answer) -> list[Segment]:
     for sent in missing:
         segs.append((" " + sent.text.strip(), bool(sent.supported), list(sent.citations or [])))
     return segs
-
-
-def retrieved_papers(answer: Answer) -> dict[str, Paper]:
-    return {h.paper.paper_id: h.paper for h in answer.retrieved}
-
-
-def cited_paper(citation: Citation, papers: dict[str, Paper]) -> Paper:
-    """The retrieved paper a citation points at; else (the engine cited a paper that is not
-    among the hits) one rebuilt from what the citation carries."""
-    return papers.get(citation.paper_id) or Paper(
-        paper_id=citation.paper_id,
-        text=citation.quote,
-        source_file=citation.source_file,
-        index=citation.index,
-        title=citation.title,
-    )
 
 
 def citation_labels(answer: Answer) -> dict[int, str]:

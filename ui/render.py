@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from rag.export import MARKER_RE
+from rag.prompts import NOT_FOUND, REFUSAL
 from rag.types import Answer
 from ui.answer_text import (
-    MARKER_RE,
-    NOT_FOUND,
-    REFUSAL,
     answer_markdown,
     citation_labels,
     marker_numbers,

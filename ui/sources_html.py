@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rag.export import cited_paper, retrieved_papers
 from rag.intent import leaned_on
 from rag.types import Citation, Hit, Paper
-from ui.answer_text import cited_paper, refusal_text, retrieved_papers
+from ui.answer_text import refusal_text
 from ui.safe_html import citation_spans, esc, highlight, safe_url
 from ui.session import Turn
 
