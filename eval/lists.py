@@ -58,33 +58,26 @@ def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[li
     """List every topic with no bar: rows of (paper id, score) best first, candidates and seconds."""
     from rag.lister import list_papers
 
-    s = retriever.settings
-    open_s = retriever.settings.model_copy(update={"lister_min_score": float("-inf")})
-    retriever.settings = open_s
-    try:
-        t0 = time.perf_counter()
-        list_papers(retriever, "warm-up topic")  # BM25 load and first-call costs, not a list's time
-        warm = time.perf_counter() - t0
-        rows = []
-        for t in topics:
-            res = list_papers(
-                retriever, t["topic"], topic_filters(t), check_coverage=False
-            )  # coverage: see `coverage`
-            rows.append(
-                {
-                    "id": t["id"],
-                    "split": t.get("split"),
-                    "topic": t["topic"],
-                    "filters": t["filters"],
-                    "candidates": res.candidates,
-                    "seconds": round(res.seconds, 3),
-                    "scored": [[x.paper.paper_id, round(x.score, 4)] for x in res.papers],
-                }
-            )
-            if progress:
-                print(f"{t['id']}: {res.candidates} candidates, {res.seconds:.2f}s", flush=True)
-    finally:
-        retriever.settings = s
+    t0 = time.perf_counter()
+    list_papers(retriever, "warm-up topic")  # BM25 load and first-call costs, not a list's time
+    warm = time.perf_counter() - t0
+    rows = []
+    for t in topics:
+        # every candidate with its score (no bar), from the pool as deep as the settings' bar takes it
+        res = list_papers(retriever, t["topic"], topic_filters(t), check_coverage=False, bar=float("-inf"))
+        rows.append(
+            {
+                "id": t["id"],
+                "split": t.get("split"),
+                "topic": t["topic"],
+                "filters": t["filters"],
+                "candidates": res.candidates,
+                "seconds": round(res.seconds, 3),
+                "scored": [[x.paper.paper_id, round(x.score, 4)] for x in res.papers],
+            }
+        )
+        if progress:
+            print(f"{t['id']}: {res.candidates} candidates, {res.seconds:.2f}s", flush=True)
     return rows, warm
 
 
@@ -95,16 +88,28 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
     (lister_model, lister_model_intercept, lister_min_score) and the leave-one-out table."""
     import numpy as np
 
+    from rag.filters import Filters
     from rag.list_score import FEATURES, fit_logistic, model_of, probability
     from rag.lister import candidate_features, candidates
 
     data = []  # per topic: (features, their matrix, labels: 1, 0 or nan, relevant count)
     for t in topics:
-        hits = candidates(retriever, t["topic"], topic_filters(t))
+        # scored on the unfiltered pool as `rag list` is; a paper outside the topic's filter has no label
+        f = topic_filters(t)
+        hits = candidates(retriever, t["topic"], Filters())
         feats = candidate_features(retriever, t["topic"], hits)
         rel, neg = set(t["relevant"]), set(t["judged_not_relevant"])
         y = np.array(
-            [1.0 if h.paper.paper_id in rel else 0.0 if h.paper.paper_id in neg else np.nan for h in hits]
+            [
+                np.nan
+                if f and not f.matches(h.paper)
+                else 1.0
+                if h.paper.paper_id in rel
+                else 0.0
+                if h.paper.paper_id in neg
+                else np.nan
+                for h in hits
+            ]
         )
         data.append((feats, np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
         if progress:
@@ -250,6 +255,8 @@ def main(
             k: getattr(settings, k)
             for k in (
                 "lister_candidates",
+                "lister_deepen_share",
+                "lister_max_candidates",
                 "lister_scoring",
                 "lister_min_score",
                 "lister_cos_weight",

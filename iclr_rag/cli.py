@@ -314,6 +314,7 @@ def list_cmd(
     from rag import export
     from rag.filters import Filters
     from rag.lister import list_papers
+    from rag.prompts import AT_LEAST
 
     engine = _engine(settings, _open_index(settings))
     filters = Filters.of(settings.decision, settings.area, settings.author)
@@ -341,15 +342,21 @@ def list_cmd(
         typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
         if res.lacking:
             typer.echo(why, err=True)
+        if not res.complete:
+            typer.echo(f"({AT_LEAST})", err=True)
         return
     if res.lacking:
         typer.echo(why)
         return
     shown = len(res.papers)
-    head = f"The first {shown} of {res.found} papers" if res.found > shown else f"{shown} papers"
+    many = f"{res.found} {'paper' if res.found == 1 else 'papers'}"
+    many = many if res.complete else f"at least {many}"
+    head = f"The first {shown} of {many}" if res.found > shown else many[:1].upper() + many[1:]
     typer.echo(f"{head} on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
         typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
+    if not res.complete:
+        typer.echo(f"\n({AT_LEAST})")
 
 
 app.command("eval")(cli_eval.eval_cmd)

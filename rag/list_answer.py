@@ -160,12 +160,13 @@ def complete_list(engine, question, query, timings, t0, refusal, filters=None) -
     quotes the first `list_max` (`Answer.listed` is the count)."""
     s = engine.settings
     f = engine.retriever.filters if filters is None else filters
-    found = list_papers(engine.retriever, query, f, check_coverage=False).papers  # aspect_gaps checked
+    res = list_papers(engine.retriever, query, f, check_coverage=False)  # aspect_gaps checked
+    found = res.papers
     if not found:
         yield refusal(prompts.NO_MATCH_REASON)
         return
     first = found[: s.list_max]
-    header = prompts.count_header(len(found), len(first))
+    header = prompts.count_header(len(found), len(first), res.complete)
     lines, sentences, citations = [], [], []
     for n, x in enumerate(first, start=1):
         start = x.paper.text.find(x.quote)

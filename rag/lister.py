@@ -1,6 +1,8 @@
 """Topic -> every indexed paper about it (recall first), each with the abstract sentence that shows it.
 
-Candidates: dense and BM25, `lister_candidates` chunks deep each, filtered. Score (`lister_scoring`,
+Candidates: dense and BM25, `lister_candidates` chunks deep each, deeper (doubling, up to
+`lister_max_candidates`) while the pool's last quarter still clears the bar; scored unfiltered, then
+filtered, so a filter only removes papers. Score (`lister_scoring`,
 rag.list_score): "model" (default) is a logistic model over cheap signals of the paper's stored vector
 and words, fitted on the calibration topics; "paper" blends the topic's cosine with the share of its
 words the paper uses; "sentence" embeds every abstract sentence and takes the citation judge's best.
@@ -54,6 +56,9 @@ class PaperList:
     found: int = 0
     # a lacking word no abstract uses -> the indexed word it is one typo from ("difusion" -> "diffusion")
     suggested: dict[str, str] = field(default_factory=dict)
+    # False: papers still cleared the bar at the deepest pool looked at (lister_max_candidates), so
+    # `found` is a lower bound ("at least")
+    complete: bool = True
 
     def why_empty(self, what: str = "") -> str:
         """Why nothing is listed although some papers are close: the CLI's and the Find page's words."""
@@ -79,9 +84,10 @@ class PaperList:
         }
 
 
-def candidates(retriever, topic: str, filters: Filters) -> list[Hit]:
-    """Every retrieved paper, fused order: `lister_candidates` chunks deep on each side, filtered."""
-    n = retriever.settings.lister_candidates
+def candidates(retriever, topic: str, filters: Filters, depth: int | None = None) -> list[Hit]:
+    """Every retrieved paper, fused order: `depth` (default `lister_candidates`) chunks deep on each side,
+    filtered."""
+    n = depth or retriever.settings.lister_candidates
     cands = retriever.retrieve(
         topic, top_k=2 * n, mode=retriever.settings.mode, filters=filters, candidates=n
     )
@@ -113,12 +119,12 @@ def list_papers(
     limit: int | None = None,
     judge: Judge | None = None,
     check_coverage: bool = True,
+    bar: float | None = None,
 ) -> PaperList:
     """Every paper that clears the relevance bar, best first (at most `limit`); none when the best of them
-    all lack part of the topic (`uncovered`; `check_coverage=False`: the caller has checked)."""
-    from rag.list_score import probability, quote
-    from rag.text import content_words
-
+    all lack part of the topic (`uncovered`; `check_coverage=False`: the caller has checked). `bar`: list
+    every candidate scoring at least this instead (eval: -inf, to sweep bars afterwards); how deep the pool
+    goes is still decided at the settings' bar."""
     t0 = time.perf_counter()
     s = retriever.settings
     topic = " ".join((topic or "").split())
@@ -127,7 +133,47 @@ def list_papers(
     if retriever.index.count() == 0:
         raise UserError("Nothing is indexed yet. Run `rag ingest` (or `rag ingest --conference`) first.")
     f = filters or Filters()
-    hits = candidates(retriever, topic, f)
+    if f:
+        f.validate(retriever.bm25().papers)  # a value no paper has: the error lists the valid ones
+    # scored on the unfiltered pool, then filtered: a filter only removes papers, it never moves the bar
+    # (a filtered pool made every signal relative to the best *matching* paper: off-topic orals listed)
+    depth = s.lister_candidates
+    while True:
+        hits = candidates(retriever, topic, Filters(), depth)
+        best, at = _scores(retriever, topic, hits, judge)
+        on = [i in best and best[i][0] >= at for i in range(1, len(hits) + 1)]
+        tail = on[len(on) * 3 // 4 :]
+        # a broad topic still clearing the bar at the end of the pool: look deeper (the gold topics never do)
+        deeper = bool(tail) and sum(tail) / len(tail) >= s.lister_deepen_share
+        if not deeper or depth >= s.lister_max_candidates:
+            break
+        depth *= 2
+    at = at if bar is None else bar
+    listed = [
+        Listed(h.paper, best[i][1], best[i][0])
+        for i, h in enumerate(hits, start=1)
+        if i in best and best[i][0] >= at and (not f or f.matches(h.paper))
+    ]
+    listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
+    lacking = uncovered(retriever, topic, listed) if check_coverage else []
+    suggested = {}
+    if lacking:
+        listed = []
+        suggested = retriever.bm25().typos(lacking, topic)
+    found = len(listed)
+    if limit:
+        listed = listed[:limit]
+    return PaperList(
+        topic, f, listed, len(hits), time.perf_counter() - t0, lacking, found, suggested, complete=not deeper
+    )
+
+
+def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tuple[dict, float]:
+    """Candidate position (from 1) -> (score, quote), and the bar a listed paper clears."""
+    from rag.list_score import probability, quote
+    from rag.text import content_words
+
+    s = retriever.settings
     best: dict[int, tuple[float, str]] = {}
     if s.lister_scoring == "sentence":
         judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
@@ -149,22 +195,7 @@ def list_papers(
     # an absolute bar, and (blended scores) one relative to the topic's best paper
     top = max((b[0] for b in best.values()), default=0.0)
     relative = 0.0 if s.lister_scoring == "model" else s.lister_relative
-    bar = max(s.lister_min_score, relative * top)
-    listed = [
-        Listed(h.paper, best[i][1], best[i][0])
-        for i, h in enumerate(hits, start=1)
-        if i in best and best[i][0] >= bar
-    ]
-    listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
-    lacking = uncovered(retriever, topic, listed) if check_coverage else []
-    suggested = {}
-    if lacking:
-        listed = []
-        suggested = retriever.bm25().typos(lacking, topic)
-    found = len(listed)
-    if limit:
-        listed = listed[:limit]
-    return PaperList(topic, f, listed, len(hits), time.perf_counter() - t0, lacking, found, suggested)
+    return best, max(s.lister_min_score, relative * top)
 
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:

@@ -76,11 +76,19 @@ def list_header(count: int, many: bool) -> str:
     return f"{count} of the retrieved papers match:" if count != 1 else "1 of the retrieved papers matches:"
 
 
-def count_header(found: int, shown: int) -> str:
-    """The lister's answer over a large index: how many papers match, and how many are quoted."""
+AT_LEAST = (
+    "The list may go on: papers still cleared the bar at the deepest candidate pool looked at. "
+    "Narrow the topic or add a filter to see them all."
+)
+
+
+def count_header(found: int, shown: int, complete: bool = True) -> str:
+    """The lister's answer over a large index: how many papers match (`complete=False`: at least that many,
+    the list stopped at its deepest pool), and how many are quoted."""
+    many = f"{found} indexed papers match" if complete else f"At least {found} indexed papers match"
     if found > shown:
-        return f"{found} indexed papers match; the {shown} closest:"
-    return f"{found} indexed papers match:" if found != 1 else "1 indexed paper matches:"
+        return f"{many}; the {shown} closest:"
+    return f"{many}:" if found != 1 or not complete else "1 indexed paper matches:"
 
 
 SUMMARY_HEADER = "What the {count} most relevant abstracts say:"

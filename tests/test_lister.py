@@ -53,6 +53,45 @@ def test_list_filtered(sample_retriever, sample_papers):
     assert all(p["decision"].startswith("Accept") for p in out["papers"])
 
 
+@pytest.mark.parametrize(
+    "f", [Filters("accepted"), Filters("rejected"), Filters(area="reinforcement learning")]
+)
+def test_a_filter_only_removes_papers_it_never_moves_the_bar(sample_retriever, f):
+    # scored on the unfiltered pool: the filtered list is the unfiltered one's matching papers, same scores
+    whole = {
+        x.paper.paper_id: x.score for x in list_papers(sample_retriever, "reinforcement learning").papers
+    }
+    part = {
+        x.paper.paper_id: x.score for x in list_papers(sample_retriever, "reinforcement learning", f).papers
+    }
+    assert part and part == {pid: sc for pid, sc in whole.items() if pid in part}
+    matching = {pid for pid in whole if f.matches(sample_retriever.bm25().papers[pid])}
+    assert set(part) == matching
+
+
+def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(sample_retriever, sample_data_dir):
+    s = sample_retriever.settings
+    whole = list_papers(sample_retriever, "reinforcement learning")
+    assert whole.complete and whole.found > 6
+    # a pool a few chunks deep is all bar-clearing papers: it doubles until its last quarter stops clearing
+    sample_retriever.settings = s.model_copy(update={"lister_candidates": 4})
+    deep = list_papers(sample_retriever, "reinforcement learning")
+    assert deep.complete and {x.paper.paper_id for x in deep.papers} == {
+        x.paper.paper_id for x in whole.papers
+    }
+    sample_retriever.settings = s.model_copy(update={"lister_candidates": 4, "lister_max_candidates": 4})
+    cut = list_papers(sample_retriever, "reinforcement learning")
+    assert not cut.complete and cut.found < whole.found
+    args = ["list", "reinforcement learning", "--data-dir", str(sample_data_dir)]
+    env = {"RAG_LISTER_CANDIDATES": "4", "RAG_LISTER_MAX_CANDIDATES": "4"}
+    r = CliRunner().invoke(app, args, env=env)
+    assert (
+        r.exit_code == 0
+        and f"At least {cut.found} papers on" in r.output
+        and "The list may go on" in r.output
+    )
+
+
 def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
     texts = {p.paper_id: p.text for p in sample_papers}
     csv_path, bib, md = tmp_path / "l.csv", tmp_path / "l.bib", tmp_path / "l.md"

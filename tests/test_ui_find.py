@@ -70,6 +70,13 @@ def test_table_pages_links_and_charts(sample_engine):
     found = find.find(sample_engine.retriever, "reinforcement learning", "any", "any", "")
     n = len(found.result.papers)
     assert n > 5
+    assert f"<strong>{n:,} papers</strong>" in find.render_summary(found) and "may go on" not in (
+        find.render_summary(found)
+    )
+    found.result.complete = False  # the lister stopped at its deepest pool: the count is a lower bound
+    assert f"<strong>At least {n:,} papers</strong>" in find.render_summary(found)
+    assert "The list may go on" in find.render_summary(found)
+    found.result.complete = True
     page1 = find.render_table(found, 5)
     assert page1.count("<tr><td") == 5 and f"of {n:,} (page 1 of {found.pages(5)})" in page1
     assert 'href="https://openreview.net/forum?id=' in page1 and 'rel="noopener noreferrer"' in page1

@@ -17,6 +17,7 @@ from rag import export
 from rag.errors import UserError
 from rag.filters import Filters, filters_from_question
 from rag.lister import PaperList, list_papers
+from rag.prompts import AT_LEAST
 from rag.text import retyped
 from ui.safe_html import esc, retry_link, safe_url
 
@@ -118,9 +119,11 @@ def render_summary(found: Found | None) -> str:
             f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '
             "relevance bar. Try broader words, or remove a filter.</div>"
         )
+    many = f"{n:,} {'paper' if n == 1 else 'papers'}" if res.complete else f"At least {n:,} papers"
+    more = "" if res.complete else f" {esc(AT_LEAST)}"
     return (
-        f'<div class="find-note" role="status"><strong>{n:,} {"paper" if n == 1 else "papers"}</strong> on '
-        f"“{esc(res.topic)}”{what}, best first.</div>"
+        f'<div class="find-note" role="status"><strong>{many}</strong> on '
+        f"“{esc(res.topic)}”{what}, best first.{more}</div>"
     )
 
 
