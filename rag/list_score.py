@@ -55,13 +55,17 @@ def topic_parts(topic: str) -> list[str]:
 
 
 def quote(paper, words: set[str]) -> str:
-    """The abstract sentence sharing most of the topic's words (the first on ties; never an injection)."""
-    best, most = "", -1
-    for a, b, have in paper.sentences:
-        k = len(words & have)
-        if k > most and not INJECTION.search(paper.text[a:b]):
-            best, most = paper.text[a:b], k
-    return best
+    """The abstract sentence that shows the paper is about the topic: one stating its contribution ("we
+    propose …") with at most one topic word fewer than the sentence sharing most, else that sentence (the
+    first on ties; never an injection). A background sentence often names the topic best ("machine
+    unlearning has attracted great interest"); what the paper does shows it is *about* it."""
+    sents = [(paper.text[a:b], len(words & have)) for a, b, have in paper.sentences]
+    sents = [(t, k) for t, k in sents if not INJECTION.search(t)]
+    if not sents:
+        return ""
+    most = max(k for _, k in sents)
+    stated = [t for t, k in sents if k and k >= most - 1 and _STATES.search(t)]
+    return stated[0] if stated else next(t for t, k in sents if k == most)
 
 
 def stated_words(paper, title: set[str]) -> set[str]:

@@ -92,6 +92,19 @@ def test_the_quote_is_the_sentence_with_most_topic_words():
     assert q.startswith("We train a diffusion model") and q in PAPERS[0].text
 
 
+def test_the_quote_prefers_what_the_paper_does_to_its_background():
+    words = content_words("machine unlearning")
+    p = paper(
+        "u",
+        "Forgetting fast",
+        "Machine unlearning has attracted great interest in the research community. "
+        "We propose a certified unlearning method for graphs. It is fast.",
+    )
+    assert quote(p, words) == "We propose a certified unlearning method for graphs."  # one topic word fewer
+    far = paper("v", "X", "Machine unlearning has attracted great interest. We propose a faster optimizer.")
+    assert quote(far, words) == "Machine unlearning has attracted great interest."  # it names none: not it
+
+
 def test_fit_logistic_reaches_the_regularized_optimum():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, 3))
