@@ -101,17 +101,31 @@ _BIB_SPECIAL = {"&": r"\&", "%": r"\%", "#": r"\#", "_": r"\_", "~": r"\~{}", "^
 
 
 def _bib(text: object) -> str:
-    """Corpus text as a BibTeX field value: no HTML, no braces (so every entry stays
-    balanced), specials escaped outside $…$ math."""
-    s = plain(text).replace("{", "").replace("}", "").replace("\\", "")
-    parts = re.split(r"(\$[^$]*\$)", s)
+    """Corpus text as a BibTeX field value: no HTML; its LaTeX kept where it is well formed ("$\\epsilon$-VAE",
+    "\\emph{De Novo}"), braces kept only when they balance (else dropped, so every entry stays balanced),
+    a backslash outside math only before a command with an argument; specials escaped outside $…$ math."""
+    s = plain(text)
+    if not _balanced(s):
+        s = s.replace("{", "").replace("}", "")
     out = []
-    for part in parts:
+    for part in re.split(r"(\$[^$]*\$)", s):
         if part.startswith("$") and part.endswith("$") and len(part) > 1:
             out.append(part)
         else:
+            # outside math a backslash starts only a command with an argument ("\\emph{…}"); any other
+            # is dropped ("\\OF" would not compile; "50\\%" is escaped again below)
+            part = re.sub(r"\\(?![A-Za-z]+\{)", "", part)
             out.append("".join(_BIB_SPECIAL.get(ch, ch) for ch in part.replace("$", r"\$")))
     return "".join(out)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def bib_key(p: Paper) -> str:
@@ -130,7 +144,7 @@ def to_bibtex(items: Iterable) -> str:
             key, k = f"{bib_key(p)}_{k}", k + 1
         used.add(key)
         accepted = decision_class(p.decision) in ("oral", "spotlight", "poster")
-        fields = [("title", _bib(p.label))]
+        fields = [("title", "{" + _bib(p.label) + "}")]  # braced: styles keep its capitals ("ThunderKittens")
         authors = " and ".join(_bib(a) for a in (p.authors or []) if plain(a))
         if authors:
             fields.append(("author", authors))
@@ -140,9 +154,11 @@ def to_bibtex(items: Iterable) -> str:
         if _url(p):
             fields.append(("url", _url(p)))
         decision = _bib(p.decision or "")
-        fields.append(
-            ("note", decision if accepted else f"ICLR 2025 submission ({decision or 'decision unknown'})")
-        )
+        note = decision if accepted else f"ICLR 2025 submission ({decision or 'decision unknown'})"
+        names = [plain(a) for a in (p.authors or []) if plain(a)]
+        if len(names) >= 3 and names == sorted(names):  # the source's order, not the byline (SOURCE.md)
+            note += "; authors in alphabetical order as the data source lists them, not the paper's order"
+        fields.append(("note", note))
         body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
         entries.append(f"@{'inproceedings' if accepted else 'misc'}{{{key},\n{body}\n}}")
     return "\n\n".join(entries) + ("\n" if entries else "")

@@ -6,6 +6,8 @@ import csv
 import io
 import re
 
+import pytest
+
 from rag import export
 from rag.export import to_bibtex, to_csv, to_markdown
 from rag.lister import Listed
@@ -54,10 +56,38 @@ def test_bibtex_parses_back():
     oral, rej = entries
     assert oral["key"] == "AbC123xyz" and oral["booktitle"] == "ICLR 2025" and oral["year"] == "2025"
     assert oral["author"] == "José Núñez and =cmd Doe"
-    assert "A Brace Title" in oral["title"] and r"\&" in oral["title"] and r"\%" in oral["title"]
+    assert oral["title"].startswith("{") and oral["title"].endswith("}")  # braced: capitals kept
+    assert "A {Brace} Title" in oral["title"] and r"\&" in oral["title"] and r"\%" in oral["title"]
     assert "<script>" not in oral["title"]
     assert oral["url"] == "https://openreview.net/forum?id=AbC123xyz"
     assert rej["note"] == "ICLR 2025 submission (Reject)" and "booktitle" not in rej
+
+
+@pytest.mark.parametrize(
+    "title, written",
+    [
+        (r"$\epsilon$-VAE: Denoising as Visual Decoding", r"$\epsilon$-VAE: Denoising as Visual Decoding"),
+        (r"ThunderKittens: Simple, Fast, and $\textit{Adorable}$ Kernels", r"$\textit{Adorable}$ Kernels"),
+        (r"\emph{De Novo} Peptide Sequencing & 50\% more", r"\emph{De Novo} Peptide Sequencing \& 50\% more"),
+        (r"A } broken { brace \ here", "A  broken  brace  here"),  # unbalanced: braces and the lone \ dropped
+        (r"A DATASET \OF ROADS", "A DATASET OF ROADS"),  # no command LaTeX knows: the backslash dropped
+    ],
+)
+def test_bibtex_keeps_well_formed_latex_in_titles(title, written):
+    p = Paper("L1", "x", "iclr2025.jsonl.gz", 1, title, "Accept (Poster)", ["A B"])
+    bib = to_bibtex([Listed(p, "x", 0.5)])
+    assert written in parse_bibtex(bib)[0]["title"] and bib.count("{") == bib.count("}")
+
+
+def test_bibtex_says_when_the_author_order_is_the_sources_alphabetical_one():
+    def note(authors):
+        p = Paper("L1", "x", "iclr2025.jsonl.gz", 1, "T", "Accept (Poster)", authors)
+        return parse_bibtex(to_bibtex([Listed(p, "x", 0.5)]))[0]["note"]
+
+    assert "alphabetical order" in note(["Ann Z", "Bob Y", "Cid X"])
+    assert "alphabetical" not in note(["Cid X", "Ann Z", "Bob Y"]) and "alphabetical" not in note(
+        ["A B", "C D"]
+    )
 
 
 def test_csv_parses_back():
@@ -146,10 +176,10 @@ def test_bibtex_accepted_is_inproceedings_others_misc_keyed_by_openreview_id():
     first, second, third = bib.strip().split("\n\n")
     assert first.startswith("@inproceedings{Tqdsruwyac,")
     assert "booktitle = {ICLR 2025}" in first and "author = {A B and C D}" in first
-    assert r"title = {Celcomen \& $L_0$ 100\%}" in first
+    assert r"title = {{Celcomen \& $L_0$ 100\%}}" in first
     assert "url = {https://openreview.net/forum?id=Tqdsruwyac}" in first
     assert second.startswith("@misc{AbCdEf1234,") and "note = {ICLR 2025 submission (Reject)}" in second
-    assert "title = {A rejected paper}" in second
+    assert "title = {{A {rejected} paper}}" in second  # balanced braces are kept
     assert third.startswith("@misc{002_x_txt_4,") and "url" not in third and "decision unknown" in third
     assert export.bibtex([]) == ""
 
