@@ -96,19 +96,19 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
     return ans
 
 
-def _question_filters(engine, question: str, flags: tuple) -> str:
+def _question_filters(engine, question: str) -> tuple[str, dict]:
     """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
-    "papers by NAME") filters retrieval; says so on stderr. Returns the question to ask."""
+    "papers by NAME") filters this question's retrieval (as on the page: the next question is read
+    afresh); says so on stderr. Returns the question to ask and the engine's keyword for the filter."""
     from rag.filters import filters_from_question
 
-    if any(flags) or engine.retriever.filters:
-        return question
+    if engine.retriever.filters:  # the flags' filter holds for every question
+        return question, {}
     found, cleaned = filters_from_question(question)
-    if found:
-        engine.retriever.filters = found
-        typer.echo(f"(filter from the question: {found.describe()})", err=True)
-        return cleaned
-    return question
+    if not found:
+        return question, {}
+    typer.echo(f"(filter from the question: {found.describe()})", err=True)
+    return cleaned, {"filters": found}
 
 
 @app.command()
@@ -189,8 +189,8 @@ def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     q = validate_question(question, settings.max_question_chars)  # before any model loads
     engine = _engine(settings, _open_index(settings))
     indexed = describe_indexed(engine.retriever.bm25().papers)
-    q = _question_filters(engine, q, tuple(getattr(settings, f) for f in FILTERS))
-    _run(engine, q, None, json_out, indexed=indexed)
+    q, extra = _question_filters(engine, q)
+    _run(engine, q, None, json_out, indexed=indexed, **extra)
 
 
 @app.command()
@@ -237,7 +237,8 @@ def chat(*, settings: Settings):
             break
         try:
             q = validate_question(q, settings.max_question_chars)
-            ans = _run(engine, q, history, False)
+            asked, extra = _question_filters(engine, q)
+            ans = _run(engine, asked, history, False, **extra)
         except UserError as e:
             typer.echo(f"error: {e}", err=True)
             continue

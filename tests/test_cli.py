@@ -189,3 +189,33 @@ def test_an_unsupported_sentence_is_marked_where_it_stands(capsys):
     out = capsys.readouterr().out
     assert "It does X. [1] It also cures Y. (not found in the sources)" in out
     assert out.count("not found in the sources") == 1
+
+
+def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tmp_path):
+    # "Which spotlight papers …" filters that question only; the next is read afresh (as on the page)
+    from typer.testing import CliRunner
+
+    import iclr_rag.cli as cli
+    from rag.filters import Filters
+    from rag.types import Answer
+
+    seen = []
+
+    class Stub:
+        retriever = type("R", (), {"filters": Filters()})()
+
+        def warm_up(self):
+            pass
+
+        def stream(self, question, history, **kw):
+            seen.append((question, kw.get("filters")))
+            yield Answer(question, "It does. [1]", [], [], [])
+
+    monkeypatch.setattr(cli, "_engine", lambda settings, index=None: Stub())
+    monkeypatch.setattr(cli, "_open_index", lambda settings: None)
+    turns = "Which spotlight papers are about speculative decoding?\nWhat speedups do they report?\n"
+    r = CliRunner().invoke(cli.app, ["chat", "--data-dir", str(tmp_path)], input=turns)
+    assert r.exit_code == 0, r.output
+    (q1, f1), (q2, f2) = seen
+    assert f1 and f1.decision == "spotlight" and "spotlight" not in q1.lower()
+    assert f2 is None and q2 == "What speedups do they report?"
