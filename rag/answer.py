@@ -35,7 +35,7 @@ from rag.models import LLM, load_llm
 from rag.question import answerability, check_question, focus
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
-from rag.text import retyped
+from rag.text import retyped, without_venue
 from rag.types import Answer, Hit, Retrieved, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
@@ -188,7 +188,7 @@ class Engine:
         """Yield `Retrieved`, then text deltas, then exactly one verified `Answer`. `filters`
         (rag.filters.Filters; default: the retriever's) keeps only matching papers."""
         s = self.settings
-        question = check_question(question, s.max_question_chars)
+        question = without_venue(check_question(question, s.max_question_chars))  # every paper is ICLR 2025
         self._require_index()
         t0 = time.perf_counter()
         k, mode = top_k or s.top_k, mode or s.mode

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from rag.cite import Judge
 from rag.errors import UserError
 from rag.filters import Filters
+from rag.text import without_venue
 from rag.types import Hit, Paper
 
 
@@ -128,6 +129,7 @@ def list_papers(
     t0 = time.perf_counter()
     s = retriever.settings
     topic = " ".join((topic or "").split())
+    topic = without_venue(topic) if topic else topic  # "ICLR 2025 papers on X": every paper is one
     if not topic:
         raise UserError('The topic is empty. Give a topic, e.g. `rag list "diffusion models"`.')
     if retriever.index.count() == 0:

@@ -163,6 +163,21 @@ def slip(word: str) -> bool:
 
 POSSESSIVE = re.compile(r"['’]s$")  # "Celcomen's": the name is "Celcomen"
 # words a question is polite with: a typo in one explains no refusal ("Thnaks")
+# the conference every indexed paper is from: naming it selects nothing, and its words match only the few
+# abstracts that cite a URL or a prior ICLR ("What does ICLR 2025 say about …" retrieved those)
+VENUE = re.compile(
+    r"(?:\b(?:at|in|from|of|to|for)\s+)?(?:\bthe\s+)?\bICLR(?:\s*['’]?\s*(?:20)?25)?(?!\w)(?!\s*['’]?\s*\d)(?:\s+conference\b)?",
+    re.I,
+)
+
+
+def without_venue(text: str) -> str:
+    """The text without its mentions of ICLR 2025 ("Which ICLR 2025 papers …" -> "Which papers …"); the
+    text as it was when nothing else is left."""
+    out = re.sub(r"\s+([?.,;:!])", r"\1", " ".join(VENUE.sub(" ", text).split()))
+    return out if re.search(r"[A-Za-z]{2}", out) else text
+
+
 COURTESY = frozenset("thanks thank thx please pls hello hi hey cheers regards kindly".split())
 
 

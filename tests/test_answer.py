@@ -115,6 +115,13 @@ def test_a_refusal_names_the_word_a_typo_meant(seed_engine, fake_llm):
     assert ans.refused and ans.suggested_question == "Which papers use spatial-transcriptomics data?"
 
 
+def test_naming_the_conference_selects_nothing(seed_engine):
+    # every paper is ICLR 2025: the name is read as no part of the question (not a term to find, nor to match)
+    ans = seed_engine.ask("Which ICLR 2025 paper introduces Celcomen?")
+    assert not ans.refused and "ICLR" not in ans.standalone_question
+    assert (ans.citations[0].source_file, ans.citations[0].index) == CELCOMEN
+
+
 def test_which_paper_question_is_decided_by_the_evidence_bar_not_by_a_draft(seed_engine, fake_llm):
     # list questions are answered from the evidence bar alone: no draft is involved, on any CPU
     q = "Which paper learns gene regulation from spatial transcriptomics with a generative graph neural network?"

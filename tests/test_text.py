@@ -17,6 +17,7 @@ from rag.text import (
     stem,
     stopwords,
     typo_of,
+    without_venue,
 )
 
 
@@ -126,3 +127,14 @@ def test_a_typo_is_a_slip_of_the_fingers_not_any_one_edit():
     others = [("imagen", "image"), ("wavenet", "wavelet"), ("glide", "guide"), ("fibre", "fire")]
     others += [("craiyon", "crayon"), ("storey", "store"), ("speculative", "speculative")]
     assert not any(typo_of(t, m) for t, m in others)
+
+
+def test_the_venue_every_paper_shares_is_no_part_of_a_question():
+    assert without_venue("Which ICLR 2025 papers study grokking?") == "Which papers study grokking?"
+    assert without_venue("orals at ICLR’25 on RLHF") == "orals on RLHF"
+    assert without_venue("the benchmark paper from ICLR 2025 — how big is it?") == (
+        "the benchmark paper — how big is it?"
+    )
+    # another year, a name that starts with it, or nothing else left: kept as written
+    assert without_venue("ICLR 2024 papers on X") == "ICLR 2024 papers on X"
+    assert without_venue("ICLRNet results") == "ICLRNet results" and without_venue("ICLR 2025") == "ICLR 2025"
