@@ -41,6 +41,25 @@ def fold(text: str) -> str:
     return " ".join(bare.casefold().split())
 
 
+def _name_words(name: str) -> list[str]:
+    """A name's words, folded, "Last, First" read as "First Last", German "oe"/"ae"/"ue" as the umlaut."""
+    if name.count(",") == 1:
+        last, first = name.split(",")
+        name = f"{first} {last}"
+    words = re.findall(r"\w+", fold(name))
+    return [re.sub(r"(?<=[a-z])([oau])e", r"\1", w) if len(w) > 3 else w for w in words]
+
+
+def _same_name(typed: str, author: str) -> bool:
+    """Every word of the typed name is a word of the author's, or (one letter) an initial of one, in any
+    order, and one of them is more than an initial."""
+    have = _name_words(author)
+    want = _name_words(typed)
+    return any(len(w) > 1 for w in want) and all(
+        w in have if len(w) > 1 else any(h.startswith(w) for h in have) for w in want
+    )
+
+
 def area_key(area: str | None) -> str:
     return fold(html.unescape(area or ""))
 
@@ -94,10 +113,12 @@ class Filters:
         return not self.area or area_key(area) == area_key(self.area)
 
     def author_matches(self, authors: Iterable[str] | None) -> bool:
+        """A part of an author's name ("bengio", "NÚÑ"), or a name written another usual way: "Schölkopf,
+        Bernhard", "B. Schölkopf", "Bernhard Schoelkopf" all match "Bernhard Schölkopf"."""
         if not self.author:
             return True
         needle = fold(self.author)
-        return any(needle in fold(a) for a in authors or ())
+        return any(needle in fold(a) or _same_name(self.author, a) for a in authors or ())
 
     def matches(self, paper: Paper) -> bool:
         return (

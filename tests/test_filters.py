@@ -50,6 +50,11 @@ def test_area_and_author_matching():
     assert Filters(author="jose nunez").matches(p) and Filters(author="NÚÑ").matches(p)
     assert not Filters(author="Bob").matches(p)
     assert Filters.of("  ", "", None) == Filters() and not Filters()
+    # a name written another usual way: surname first, an initial, a German transliteration
+    s = paper(authors=["Bernhard Schölkopf"])
+    for typed in ("Schölkopf, Bernhard", "B. Schölkopf", "Bernhard Schoelkopf", "b scholkopf"):
+        assert Filters(author=typed).matches(s), typed
+    assert not Filters(author="Bernd Schölkopf").matches(s) and not Filters(author="C. Schölkopf").matches(s)
 
 
 def test_describe():
