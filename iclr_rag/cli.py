@@ -254,7 +254,7 @@ def serve(
         typer.Option(help="Bind address. Anything but loopback needs --auth (or --insecure-no-auth)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 7860,
-    auth: Annotated[str | None, typer.Option(help="USER:PASS login [env RAG_AUTH].")] = None,
+    auth: Annotated[str | None, typer.Option(help="USER:PASS login (env RAG_AUTH).")] = None,
     insecure_no_auth: Annotated[
         bool,
         typer.Option(

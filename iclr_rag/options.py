@@ -13,30 +13,30 @@ import typer
 from rag.errors import UserError
 from rag.settings import Settings
 
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Index folder [env RAG_DATA_DIR].")]
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Index folder (env RAG_DATA_DIR).")]
 ChromaUrl = Annotated[
-    str | None, typer.Option("--chroma-url", help="Chroma server URL; unset = embedded [env RAG_CHROMA_URL].")
+    str | None, typer.Option("--chroma-url", help="Chroma server URL; unset = embedded (env RAG_CHROMA_URL).")
 ]
 Collection = Annotated[
-    str | None, typer.Option("--collection", help="Chroma collection name [env RAG_COLLECTION].")
+    str | None, typer.Option("--collection", help="Chroma collection name (env RAG_COLLECTION).")
 ]
 Llm = Annotated[
     str | None,
-    typer.Option("--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf [env RAG_LLM]."),
+    typer.Option("--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf (env RAG_LLM)."),
 ]
 TopK = Annotated[
-    int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve [env RAG_TOP_K].")
+    int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve (env RAG_TOP_K).")
 ]
-ModeOpt = Annotated[str | None, typer.Option("--mode", help="hybrid | dense | bm25 [env RAG_MODE].")]
+ModeOpt = Annotated[str | None, typer.Option("--mode", help="hybrid | dense | bm25 (env RAG_MODE).")]
 MaxNew = Annotated[
-    int | None, typer.Option("--max-new-tokens", min=8, help="Generation budget [env RAG_MAX_NEW_TOKENS].")
+    int | None, typer.Option("--max-new-tokens", min=8, help="Generation budget (env RAG_MAX_NEW_TOKENS).")
 ]
-Threads = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads [env RAG_THREADS].")]
+Threads = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads (env RAG_THREADS).")]
 ChunkSize = Annotated[
-    int | None, typer.Option("--chunk-size", min=32, help="Chunk size in tokens [env RAG_CHUNK_SIZE].")
+    int | None, typer.Option("--chunk-size", min=32, help="Chunk size in tokens (env RAG_CHUNK_SIZE).")
 ]
 ChunkOverlap = Annotated[
-    int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap [env RAG_CHUNK_OVERLAP].")
+    int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap (env RAG_CHUNK_OVERLAP).")
 ]
 JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ConferenceOpt = Annotated[
@@ -50,16 +50,16 @@ Decision = Annotated[
     typer.Option(
         "--decision",
         help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
-        "('Accept (Oral)', 'Desk Rejected', ...) [env RAG_DECISION].",
+        "('Accept (Oral)', 'Desk Rejected', ...) (env RAG_DECISION).",
     ),
 ]
 Area = Annotated[
-    str | None, typer.Option("--area", help="Only papers in this primary area (any case) [env RAG_AREA].")
+    str | None, typer.Option("--area", help="Only papers in this primary area (any case) (env RAG_AREA).")
 ]
 Author = Annotated[
     str | None,
     typer.Option(
-        "--author", help="Only papers with an author matching NAME (any case/accents) [env RAG_AUTHOR]."
+        "--author", help="Only papers with an author matching NAME (any case/accents) (env RAG_AUTHOR)."
     ),
 ]
 
