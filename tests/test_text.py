@@ -66,6 +66,14 @@ def test_sentence_spans_keep_abbreviations_together():
         "Results hold.",
         "Accuracy is 0.93 on v2.1 data!",
     ]
+    # sentences run together with no space still split; an initial or "e.g." before a capital does not
+    text = "It is slow during attention calculation.This leads to waste. See e.g.GPT-4 and J.Smith."
+    parts = [text[a:b] for a, b in sentence_spans(text)]
+    assert parts == [
+        "It is slow during attention calculation.",
+        "This leads to waste.",
+        "See e.g.GPT-4 and J.Smith.",
+    ]
 
 
 @pytest.mark.parametrize(
