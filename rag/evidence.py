@@ -181,6 +181,7 @@ def normalize_draft(raw: str, evset: EvidenceSet) -> str:
 
 
 _LAYOUT_LABEL = re.compile(r"^\s*(evidence|question|contrast|answer|sources?)\s*:?\s*$", re.I)
+_LAYOUT_PREFIX = re.compile(r"^\s*(evidence|question|contrast|answer|sources?)\s*:\s*", re.I)
 # A sentence that stops on one of these was cut off ("In this paper, we argue that.").
 _DANGLING = re.compile(r"\b(that|the|a|an|of|and|or|to|with|which|whose|than|as|by|is|are)\W*$", re.I)
 
@@ -191,16 +192,25 @@ def _bare(text: str) -> str:
 
 def drop_non_claims(draft: str, evset: EvidenceSet) -> str:
     """The draft without sentences that state nothing: an echoed layout label ("Evidence:"), a paper's
-    title on its own, or a sentence cut off on a function word."""
+    title on its own (after such a label too), or a sentence cut off on a function word; a sentence cut
+    off inside math it opened ("…, and up to $\\text.") keeps its clauses before the cut."""
     titles = {_bare(h.paper.title) for h in evset.hits if h.paper.title}
     kept = []
     for a, b in sentence_spans(draft):
         sent = draft[a:b].strip()
-        text, _ = split_markers(sent)
+        text, nums = split_markers(sent)
         text = text.strip().rstrip(".")
-        if not text or _LAYOUT_LABEL.match(text) or _bare(text) in titles or _DANGLING.search(text):
+        dollars = [m.start() for m in re.finditer(r"(?<!\\)\$", text)]
+        # an unclosed math span ("$\\text"; "$600" is a price): the copy stopped mid-formula
+        if len(dollars) % 2 and not text[dollars[-1] + 1 : dollars[-1] + 2].isdigit():
+            head = text[: dollars[-1]]
+            cut = max(head.rfind(","), head.rfind(";"))
+            text = head[:cut].rstrip() if cut > 0 else ""
+            sent = f"{text}. " + "".join(f"[{n}]" for n in dict.fromkeys(nums)) if text else ""
+        label = _LAYOUT_PREFIX.sub("", text)
+        if not text or _LAYOUT_LABEL.match(text) or _bare(label) in titles or _DANGLING.search(text):
             continue
-        kept.append(sent)
+        kept.append(sent.strip())
     return " ".join(kept)
 
 

@@ -325,6 +325,25 @@ def test_echoed_labels_titles_and_cut_off_sentences_are_not_answer_sentences(see
     assert "Evidence" not in ans.answer and "argue that" not in ans.answer
 
 
+def test_a_copy_cut_off_inside_math_keeps_its_clauses_before_the_cut():
+    from rag.evidence import EvidenceSet, drop_non_claims
+    from rag.types import Hit, Paper
+
+    hits = [Hit(Paper("p", "x", "f", 0, title="Polybasic Speculative Decoding"), 1.0)]
+    ev = EvidenceSet("q", hits)
+    draft = (
+        "Evidence: Polybasic Speculative Decoding. [1] It reaches speedups of $3.31\\times$ for LLaMA2 7B, "
+        "up to $3.87\\times$ for LLaMA3-8B, and up to $\\text. [1] It is exact. [1]"
+    )
+    kept = drop_non_claims(draft, ev)
+    assert "It reaches speedups of $3.31\\times$ for LLaMA2 7B, up to $3.87\\times$ for LLaMA3-8B." in kept
+    assert (
+        "It is exact." in kept and "\\text" not in kept and "Evidence" not in kept and "Polybasic" not in kept
+    )
+    assert drop_non_claims("Speedups reach $\\text. [1]", ev) == ""  # nothing before the cut: dropped
+    assert drop_non_claims("It costs under $600, all told [1].", ev) == "It costs under $600, all told [1]."
+
+
 def test_the_part_of_a_question_the_draft_left_out_is_quoted_from_the_cited_paper(seed_engine, fake_llm):
     def reply(messages):  # answers the first part only: the paper's first sentence that isn't about settings
         evidence = messages[-1]["content"].split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
