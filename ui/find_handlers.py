@@ -93,7 +93,7 @@ class FindHandlers:
             gr.update(visible=pages > 1, interactive=page > 0),
             gr.update(visible=pages > 1, value=f"Page {page + 1} of {pages}"),
             gr.update(visible=pages > 1, interactive=page + 1 < pages),
-            *(gr.update(interactive=has_rows) for _ in range(3)),
+            *(gr.update(visible=has_rows, interactive=has_rows) for _ in range(3)),  # nothing to export: none
         )
 
     def find_page(self, found, delta: int, page_size: int):

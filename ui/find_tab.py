@@ -128,6 +128,7 @@ def _build_results() -> tuple:
                         size="sm",
                         variant="secondary",
                         interactive=False,
+                        visible=False,  # shown with the first list
                         elem_id=f"find-export-{kind}",
                         scale=0,
                     )
