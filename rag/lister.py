@@ -190,9 +190,9 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
             if s.lister_scoring == "model"
             else feats["blend"]
         )
-        words = content_words(topic)
+        words, idf = content_words(topic), retriever.bm25().idf
         for n, (h, score) in enumerate(zip(hits, scores), start=1):
-            if q := quote(h.paper, words):
+            if q := quote(h.paper, words, idf):
                 best[n] = (float(score), q)
     # an absolute bar, and (blended scores) one relative to the topic's best paper
     top = max((b[0] for b in best.values()), default=0.0)

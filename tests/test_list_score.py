@@ -94,15 +94,17 @@ def test_the_quote_is_the_sentence_with_most_topic_words():
 
 def test_the_quote_prefers_what_the_paper_does_to_its_background():
     words = content_words("machine unlearning")
+    idf = {"machin": 1.0, "unlearn": 2.0}.get  # the rarer word says more of the topic
     p = paper(
         "u",
         "Forgetting fast",
         "Machine unlearning has attracted great interest in the research community. "
         "We propose a certified unlearning method for graphs. It is fast.",
     )
-    assert quote(p, words) == "We propose a certified unlearning method for graphs."  # one topic word fewer
-    far = paper("v", "X", "Machine unlearning has attracted great interest. We propose a faster optimizer.")
-    assert quote(far, words) == "Machine unlearning has attracted great interest."  # it names none: not it
+    assert quote(p, words, idf) == "We propose a certified unlearning method for graphs."  # 2/3 of the topic
+    common = paper("c", "X", "Machine unlearning has attracted interest. We propose a machine for graphs.")
+    assert quote(common, words, idf) == "Machine unlearning has attracted interest."  # 1/3: not enough
+    assert quote(p, words) == "Machine unlearning has attracted great interest in the research community."
 
 
 def test_fit_logistic_reaches_the_regularized_optimum():
