@@ -58,22 +58,30 @@ def test_negation_ignores_not_only():
     assert not negated("a no-regret learner, as good if not better than the rest")
 
 
-def test_sentence_spans_keep_abbreviations_together():
-    text = "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!"
-    parts = [text[a:b] for a, b in sentence_spans(text)]
-    assert parts == [
-        "We use e.g. GNNs as in Zhang et al. (2020).",
-        "Results hold.",
-        "Accuracy is 0.93 on v2.1 data!",
-    ]
-    # sentences run together with no space still split; an initial or "e.g." before a capital does not
-    text = "It is slow during attention calculation.This leads to waste. See e.g.GPT-4 and J.Smith."
-    parts = [text[a:b] for a, b in sentence_spans(text)]
-    assert parts == [
-        "It is slow during attention calculation.",
-        "This leads to waste.",
-        "See e.g.GPT-4 and J.Smith.",
-    ]
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        (
+            "We use e.g. GNNs as in Zhang et al. (2020). Results hold. Accuracy is 0.93 on v2.1 data!",
+            [
+                "We use e.g. GNNs as in Zhang et al. (2020).",
+                "Results hold.",
+                "Accuracy is 0.93 on v2.1 data!",
+            ],
+        ),
+        # sentences run together with no space still split; an initial or "e.g." before a capital does not
+        (
+            "It is slow during attention calculation.This leads to waste. See e.g.GPT-4 and J.Smith.",
+            [
+                "It is slow during attention calculation.",
+                "This leads to waste.",
+                "See e.g.GPT-4 and J.Smith.",
+            ],
+        ),
+    ],
+)
+def test_sentence_spans_keep_abbreviations_together(text, parts):
+    assert [text[a:b] for a, b in sentence_spans(text)] == parts
 
 
 @pytest.mark.parametrize(
