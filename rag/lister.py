@@ -139,17 +139,22 @@ def list_papers(
         f.validate(retriever.bm25().papers)  # a value no paper has: the error lists the valid ones
     # scored on the unfiltered pool, then filtered: a filter only removes papers, it never moves the bar
     # (a filtered pool made every signal relative to the best *matching* paper: off-topic orals listed)
-    depth = s.lister_candidates
+    depth, seen, every = s.lister_candidates, -1, len(retriever.bm25().papers)
     while True:
         hits = candidates(retriever, topic, Filters(), depth)
         best, at = _scores(retriever, topic, hits, judge)
         on = [i in best and best[i][0] >= at for i in range(1, len(hits) + 1)]
+        # a broad topic still clearing the bar at the end of the pool: look deeper (the gold topics never do);
+        # decided on the whole pool, so a filtered list is the unfiltered list's matching papers, exactly
+        # (a broad topic with a narrow filter pays the broad topic's time: "large language models" by one
+        # author, 4.6 s)
         tail = on[len(on) * 3 // 4 :]
-        # a broad topic still clearing the bar at the end of the pool: look deeper (the gold topics never do)
         deeper = bool(tail) and sum(tail) / len(tail) >= s.lister_deepen_share
+        if len(hits) in (seen, every):  # the pool holds every paper it can: nothing lies deeper
+            deeper = False
         if not deeper or depth >= s.lister_max_candidates:
             break
-        depth *= 2
+        seen, depth = len(hits), min(2 * depth, s.lister_max_candidates)
     at = at if bar is None else bar
     listed = [
         Listed(h.paper, best[i][1], best[i][0])

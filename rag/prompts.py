@@ -85,10 +85,9 @@ AT_LEAST = (
 def count_header(found: int, shown: int, complete: bool = True) -> str:
     """The lister's answer over a large index: how many papers match (`complete=False`: at least that many,
     the list stopped at its deepest pool), and how many are quoted."""
-    many = f"{found} indexed papers match" if complete else f"At least {found} indexed papers match"
-    if found > shown:
-        return f"{many}; the {shown} closest:"
-    return f"{many}:" if found != 1 or not complete else "1 indexed paper matches:"
+    many = "1 indexed paper matches" if found == 1 else f"{found} indexed papers match"
+    many = many if complete else f"At least {many}"
+    return f"{many}; the {shown} closest:" if found > shown else f"{many}:"
 
 
 SUMMARY_HEADER = "What the {count} most relevant abstracts say:"

@@ -92,6 +92,12 @@ def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(sample_retri
     )
 
 
+def test_a_pool_holding_every_paper_is_complete(seed_engine):
+    # 38 papers, most of them "machine learning": the pool holds them all, so nothing lies deeper
+    res = list_papers(seed_engine.retriever, "machine learning")
+    assert res.candidates == len(seed_engine.retriever.bm25().papers) and res.complete and res.found > 10
+
+
 def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
     texts = {p.paper_id: p.text for p in sample_papers}
     csv_path, bib, md = tmp_path / "l.csv", tmp_path / "l.bib", tmp_path / "l.md"
