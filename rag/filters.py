@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
@@ -41,23 +42,39 @@ def fold(text: str) -> str:
     return " ".join(bare.casefold().split())
 
 
-def _name_words(name: str) -> list[str]:
-    """A name's words, folded, "Last, First" read as "First Last", German "oe"/"ae"/"ue" as the umlaut."""
+_UMLAUT = {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"}
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_words(name: str, umlauts: bool = False) -> tuple[frozenset[str], ...]:
+    """A name's words, folded, "Last, First" read as "First Last"; each word with its spellings: an author's
+    "Schölkopf" is also "Schoelkopf" (`umlauts`; a typed name is taken as typed)."""
     if name.count(",") == 1:
         last, first = name.split(",")
         name = f"{first} {last}"
-    words = re.findall(r"\w+", fold(name))
-    return [re.sub(r"(?<=[a-z])([oau])e", r"\1", w) if len(w) > 3 else w for w in words]
+    words = re.findall(r"\w+", name)
+    return tuple(
+        frozenset({fold(w), fold("".join(_UMLAUT.get(c, c) for c in w))} if umlauts else {fold(w)})
+        for w in words
+    )
 
 
 def _same_name(typed: str, author: str) -> bool:
-    """Every word of the typed name is a word of the author's, or (one letter) an initial of one, in any
-    order, and one of them is more than an initial."""
-    have = _name_words(author)
-    want = _name_words(typed)
-    return any(len(w) > 1 for w in want) and all(
-        w in have if len(w) > 1 else any(h.startswith(w) for h in have) for w in want
-    )
+    """Each word of the typed name is a different word of the author's, or (one letter) the initial of a
+    different one, in any order; one of them is more than an initial ("B. Schölkopf", "Schölkopf, Bernhard",
+    "Bernhard Schoelkopf"; "W. Wang" is not "Xiao Wang")."""
+    want = [next(iter(w)) for w in _name_words(typed)]
+    have = list(_name_words(author, umlauts=True))
+    if not any(len(w) > 1 for w in want):
+        return False
+    for w in sorted(want, key=len, reverse=True):  # whole words first, so an initial takes what is left
+        hit = next(
+            (i for i, h in enumerate(have) if w in h or (len(w) == 1 and any(x[:1] == w for x in h))), None
+        )
+        if hit is None:
+            return False
+        have.pop(hit)
+    return True
 
 
 def area_key(area: str | None) -> str:
@@ -118,7 +135,16 @@ class Filters:
         if not self.author:
             return True
         needle = fold(self.author)
-        return any(needle in fold(a) or _same_name(self.author, a) for a in authors or ())
+        key = max((next(iter(w)) for w in _name_words(self.author)), key=len, default="")
+        for a in authors or ():
+            folded = fold(a)
+            if needle in folded:
+                return True
+            # the typed name's longest word must be in the author's for any other form to match (fast path)
+            umlauted = any(c in _UMLAUT for c in a) and key in fold("".join(_UMLAUT.get(c, c) for c in a))
+            if (key in folded or umlauted) and _same_name(self.author, a):
+                return True
+        return False
 
     def matches(self, paper: Paper) -> bool:
         return (

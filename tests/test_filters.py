@@ -55,6 +55,10 @@ def test_area_and_author_matching():
     for typed in ("Schölkopf, Bernhard", "B. Schölkopf", "Bernhard Schoelkopf", "b scholkopf"):
         assert Filters(author=typed).matches(s), typed
     assert not Filters(author="Bernd Schölkopf").matches(s) and not Filters(author="C. Schölkopf").matches(s)
+    # an initial is a first name's, not the surname's; a typed "ue" is no umlaut ("Yujie" is not "Yuejie")
+    others = paper(authors=["Xiao Wang", "Yuejie Chi", "Michael Jordan"])
+    assert not any(Filters(author=a).matches(others) for a in ("W. Wang", "Yujie", "Michal"))
+    assert Filters(author="X. Wang").matches(others) and Filters(author="Jordan, Michael").matches(others)
 
 
 def test_describe():
