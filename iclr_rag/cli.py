@@ -84,7 +84,7 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         out = ans.to_json()
         if indexed is not None:
             out["indexed"] = indexed
-            out["filters"] = engine.retriever.filters.to_json()
+            out["filters"] = (kw.get("filters") or engine.retriever.filters).to_json()  # the one applied
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         _print_answer(ans)

@@ -230,10 +230,10 @@ def _authors_text(paper: Any, sep: str = ", ") -> str:
     return sep.join(plain(a) for a in (getattr(paper, "authors", None) or []) if plain(a))
 
 
-def marked(answer: Any, mark: str = "({})") -> str:
-    """The answer text with each sentence the check could not support followed by `mark` around
-    NOT_FOUND ("_({})_" in Markdown), so no unsupported claim reads like a cited one."""
-    text = plain(answer.answer) if "<" in (answer.answer or "") else (answer.answer or "").strip()
+def marked(answer: Any, mark: str = "({})", text: str | None = None) -> str:
+    """The answer text (or `text`, a form of it) with each sentence the check could not support followed by
+    `mark` around NOT_FOUND ("_({})_" in Markdown), so no unsupported claim reads like a cited one."""
+    text = (answer.answer or "").strip() if text is None else text
     for s in getattr(answer, "sentences", None) or []:
         st = (s.text or "").strip()
         if st and not s.supported and st in text:
@@ -249,7 +249,8 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
         nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1)) if x]
         return "[" + ", ".join(str(renumber.get(n, n)) for n in nums) + "]"
 
-    return MARKER_RE.sub(sub, marked(answer, "_({})_")).replace("<", "&lt;")
+    text = plain(answer.answer) if "<" in (answer.answer or "") else None  # Markdown shows no HTML
+    return MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")
 
 
 def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:

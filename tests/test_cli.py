@@ -189,6 +189,25 @@ def test_an_unsupported_sentence_is_marked_where_it_stands(capsys):
     out = capsys.readouterr().out
     assert "It does X. [1] It also cures Y. (not found in the sources)" in out
     assert out.count("not found in the sources") == 1
+    # the terminal shows the answer as written: "<" is no tag there, and lines stay lines
+    lines = "3 papers match:\nA: it holds when n < 100 and fails when n > 1000 [1]\nB: uses <eos> tokens [2]"
+    _print_answer(Answer("q", lines, [], [], []))
+    assert lines in capsys.readouterr().out
+
+
+def test_ask_json_reports_the_filter_the_question_applied(capsys):
+    from iclr_rag.cli import _run
+    from rag.filters import Filters
+    from rag.types import Answer
+
+    class Stub:
+        retriever = type("R", (), {"filters": Filters()})()
+
+        def stream(self, question, history, **kw):
+            yield Answer(question, "It does. [1]", [], [], [])
+
+    _run(Stub(), "Which papers are about X?", None, True, indexed="3 papers", filters=Filters("oral"))
+    assert json.loads(capsys.readouterr().out)["filters"]["decision"] == "oral"
 
 
 def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tmp_path):
