@@ -16,6 +16,14 @@ from rag.text import INJECTION, NUMBER, content_words, flatten, key_terms, negat
 from rag.types import Citation, Hit, Sentence
 
 _TRAILING_MARKERS = re.compile(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)")
+
+
+def markers_inside(text: str) -> str:
+    """'Claim. [1] Next.' -> 'Claim [1]. Next.': a marker written after the stop belongs to the sentence
+    before it, and a sentence splitter would hand it to the next one."""
+    return _TRAILING_MARKERS.sub(r"\2\1", text)
+
+
 _ECHOED_TAGS = re.compile(r"</?abstract[^>]*>")
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 
@@ -122,8 +130,7 @@ def bind(answer_text: str, source: list, judge: Judge, threshold: float, drop_un
     Returns (answer text with verified markers, sentences, citations).
     """
     evidence = as_evidence(source, judge)
-    # "Claim. [1] Next claim." -> "Claim [1]. Next claim.": markers belong to the sentence before them
-    answer_text = _TRAILING_MARKERS.sub(r"\2\1", answer_text)
+    answer_text = markers_inside(answer_text)
     pieces = [answer_text[a:b] for a, b in sentence_spans(answer_text)]
     numbering: dict[int, int] = {}  # source position -> [n] shown (the same number)
     best_for: dict[int, tuple[float, Evidence]] = {}

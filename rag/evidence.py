@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge, split_markers
+from rag.cite import Evidence, Judge, markers_inside, split_markers
 from rag.names import form_words, named_terms
 from rag.text import content_words, sentence_spans
 from rag.types import Answer, Citation, Hit, Sentence
@@ -196,17 +196,19 @@ def drop_non_claims(draft: str, evset: EvidenceSet) -> str:
     off inside math it opened ("…, and up to $\\text.") keeps its clauses before the cut."""
     titles = {_bare(h.paper.title) for h in evset.hits if h.paper.title}
     kept = []
+    draft = markers_inside(draft)  # each marker stays with its sentence, kept or dropped
     for a, b in sentence_spans(draft):
         sent = draft[a:b].strip()
         text, nums = split_markers(sent)
         text = text.strip().rstrip(".")
         dollars = [m.start() for m in re.finditer(r"(?<!\\)\$", text)]
-        # an unclosed math span ("$\\text"; "$600" is a price): the copy stopped mid-formula
-        if len(dollars) % 2 and not text[dollars[-1] + 1 : dollars[-1] + 2].isdigit():
+        # an unclosed math span ("$\\text", "$x"; "$600" and "US$ 5" are prices): the copy stopped mid-formula
+        after = text[dollars[-1] + 1 : dollars[-1] + 2] if dollars else ""
+        if len(dollars) % 2 and (after == "\\" or after.isalpha()):
             head = text[: dollars[-1]]
             cut = max(head.rfind(","), head.rfind(";"))
             text = head[:cut].rstrip() if cut > 0 else ""
-            sent = f"{text}. " + "".join(f"[{n}]" for n in dict.fromkeys(nums)) if text else ""
+            sent = f"{text} " + "".join(f"[{n}]" for n in dict.fromkeys(nums)) + "." if text else ""
         label = _LAYOUT_PREFIX.sub("", text)
         if not text or _LAYOUT_LABEL.match(text) or _bare(label) in titles or _DANGLING.search(text):
             continue

@@ -335,13 +335,18 @@ def test_a_copy_cut_off_inside_math_keeps_its_clauses_before_the_cut():
         "Evidence: Polybasic Speculative Decoding. [1] It reaches speedups of $3.31\\times$ for LLaMA2 7B, "
         "up to $3.87\\times$ for LLaMA3-8B, and up to $\\text. [1] It is exact. [1]"
     )
-    kept = drop_non_claims(draft, ev)
-    assert "It reaches speedups of $3.31\\times$ for LLaMA2 7B, up to $3.87\\times$ for LLaMA3-8B." in kept
+    # each marker stays with its own sentence, whether it is written before or after the stop
+    assert drop_non_claims(draft, ev) == (
+        "It reaches speedups of $3.31\\times$ for LLaMA2 7B, up to $3.87\\times$ for LLaMA3-8B [1]. It is exact [1]."
+    )
+    draft = "Claim A holds here. [2] It reaches big speedups, and up to $\\text. [1] Claim C holds too. [3]"
     assert (
-        "It is exact." in kept and "\\text" not in kept and "Evidence" not in kept and "Polybasic" not in kept
+        drop_non_claims(draft, ev)
+        == "Claim A holds here [2]. It reaches big speedups [1]. Claim C holds too [3]."
     )
     assert drop_non_claims("Speedups reach $\\text. [1]", ev) == ""  # nothing before the cut: dropped
-    assert drop_non_claims("It costs under $600, all told [1].", ev) == "It costs under $600, all told [1]."
+    for price in ("It costs under $600, all told [1].", "It costs US$ 5 per run, all told [1]."):
+        assert drop_non_claims(price, ev) == price
 
 
 def test_the_part_of_a_question_the_draft_left_out_is_quoted_from_the_cited_paper(seed_engine, fake_llm):
