@@ -65,10 +65,7 @@ FRAME_VERBS = frozenset(
     "study studies studied studying propose proposes proposed proposing present presents presented introduce "
     "introduces introduced investigate investigates investigated explore explores explored examine examines "
     "address addresses tackle tackles use uses used using apply applies applied applying develop develops "
-    "focus focuses look looks ask asks asked asking "
-    # what a question asks the papers to have said: "what did they claim / report / find?"
-    "claim claims claimed report reports reported find finds found show shows showed shown conclude "
-    "concludes concluded argue argues argued demonstrate demonstrates demonstrated say says said".split()
+    "focus focuses look looks ask asks asked asking".split()
 )
 
 

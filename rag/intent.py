@@ -101,7 +101,18 @@ def described(question: str) -> str:
             kept = " ".join(mods) + " " if mods else ""
         text = text[: m.start()] + text[m.end() :]
     text = re.sub(r"^\s*(in (this|the) collection|here)\b", "", text.strip(), flags=re.I)
+    text = text.strip(" ?.!")
+    if _ASKS_SAID.search(question):  # "what did the papers on X claim?": what they said is asked, X described
+        text = _SAID_END.sub("", text)
     return (kept + text.strip()).strip(" ?.!")
+
+
+# "what did / do … claim?", "how much do they report?": the verb asks for what the papers said
+_ASKS_SAID = re.compile(r"\b(?:what|which|how)\b.*\b(?:did|do|does|have|has)\b", re.I)
+_SAID_END = re.compile(
+    r"\s*\b(?:claim|report|find|found|show|shown|say|said|conclude|argue|demonstrate|propose|suggest)(?:s|ed)?$",
+    re.I,
+)
 
 
 # ------------------------------------------------------------------ conversation: does it lean on history?

@@ -154,6 +154,10 @@ def test_history_is_used_only_when_the_question_depends_on_it(q, turns, want):
         ),
         ("Which diffusion papers study guidance?", "diffusion study guidance"),
         ("Find me three recent robotics papers about grasping", "robotics about grasping"),
+        # what the papers said is asked, not described; a noun of the topic stays
+        ("What do the papers on grokking report?", "on grokking"),
+        ("Which papers study radiology report generation?", "study radiology report generation"),
+        ("Is there a paper on scientific claim verification?", "on scientific claim verification"),
     ],
 )
 def test_described_drops_the_question_frame(q, want):
