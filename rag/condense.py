@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from rag.gaps import presupposes
 from rag.intent import joined, points_back, referent, states_switch
-from rag.text import Idf, content_words
+from rag.text import Idf, content_words, without_venue
 from rag.types import Hit, Paper
 
 Retrieve = Callable[[str], list[Hit]]
@@ -49,8 +49,11 @@ def word_gain(question: str, alone: Paper, follow: Paper, idf: Idf) -> tuple[flo
 
 
 def user_turns(history: list[dict] | None) -> list[str]:
+    """The user's earlier questions, read as the question is (without "ICLR 2025": rag.text.without_venue)."""
     return [
-        m["content"] for m in (history or []) if m.get("role") == "user" and str(m.get("content", "")).strip()
+        without_venue(m["content"])
+        for m in (history or [])
+        if m.get("role") == "user" and str(m.get("content", "")).strip()
     ]
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rag.errors import UserError
+from rag.text import without_venue
 from rag.types import Paper
 
 DECISION_CLASSES = ("oral", "spotlight", "poster", "rejected", "withdrawn", "desk_rejected")
@@ -260,7 +261,7 @@ def filters_from_question(question: str) -> tuple[Filters, str]:
     ("papers by NAME", "NAME's papers") in a question: (the filters, the question with those words
     replaced by "papers"). The caller shows the user which filter was applied (`Filters.describe()`)."""
     decision = author = None
-    cleaned = question
+    cleaned = without_venue(question)  # "spotlights from iclr25 about …": no author named "iclr25"
     for cls, pat in _DECISION_PATTERNS:
         m = pat.search(cleaned)
         if m:

@@ -168,7 +168,7 @@ POSSESSIVE = re.compile(r"['’]s$")  # "Celcomen's": the name is "Celcomen"
 # the conference every indexed paper is from: naming it selects nothing, and its words match only the few
 # abstracts that cite a URL or a prior ICLR ("What does ICLR 2025 say about …" retrieved those)
 VENUE = re.compile(
-    r"(?:\b(?:at|in|from|of|to|for)\s+)?(?:\bthe\s+)?\bICLR(?:\s*['’]?\s*(?:20)?25)?(?!\w)(?!\s*['’]?\s*\d)(?:\s+conference\b)?",
+    r"(?:\b(?:at|in|from|of|to|for)\s+)?(?:\bthe\s+)?\bICLR(?:\s*['’\-]?\s*(?:20)?25)?(?:['’]s)?(?!\w)(?!\s*['’\-]?\s*\d)(?:\s+conference\b)?",
     re.I,
 )
 

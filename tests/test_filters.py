@@ -107,6 +107,11 @@ QUESTIONS = [
 ]
 
 
+def test_the_conference_named_in_a_question_is_no_author():
+    f, cleaned = filters_from_question("spotlights from iclr25 about diffusion")
+    assert (f.decision, f.author) == ("spotlight", None) and "iclr" not in cleaned.lower()
+
+
 @pytest.mark.parametrize(("q", "decision", "author", "cleaned"), QUESTIONS)
 def test_filters_from_question(q, decision, author, cleaned):
     f, rest = filters_from_question(q)

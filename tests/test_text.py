@@ -151,6 +151,8 @@ def test_the_venue_every_paper_shares_is_no_part_of_a_question():
     assert without_venue("the benchmark paper from ICLR 2025 — how big is it?") == (
         "the benchmark paper — how big is it?"
     )
+    assert without_venue("ICLR 2025's best papers on X") == "best papers on X"
+    assert without_venue("ICLR-2025 orals on X") == "orals on X"
     # another year, a name that starts with it, or nothing else left: kept as written
     assert without_venue("ICLR 2024 papers on X") == "ICLR 2024 papers on X"
     assert without_venue("ICLRNet results") == "ICLRNet results" and without_venue("ICLR 2025") == "ICLR 2025"
