@@ -112,11 +112,16 @@ def _bib(text: object) -> str:
         if part.startswith("$") and part.endswith("$") and len(part) > 1:
             out.append(part)
         else:
-            # outside math a backslash starts only a command with an argument ("\\emph{…}"); any other
-            # is dropped ("\\OF" would not compile; "50\\%" is escaped again below)
-            part = re.sub(r"\\(?![A-Za-z]+\{)", "", part)
+            # outside math a backslash starts only a text-style command ("\\emph{…}"); of any other
+            # command the argument is kept ("\\title{X}" -> "{X}"), a lone "\\" dropped ("\\OF" would not
+            # compile; "50\\%" is escaped again below), a line break "\\\\" is a space
+            part = part.replace("\\\\", " ")
+            part = re.sub(r"\\(?!(?:" + _TEXT_COMMANDS + r")\{)[A-Za-z]*(?=\{)|\\(?![A-Za-z]+\{)", "", part)
             out.append("".join(_BIB_SPECIAL.get(ch, ch) for ch in part.replace("$", r"\$")))
-    return "".join(out)
+    return " ".join("".join(out).split())
+
+
+_TEXT_COMMANDS = "emph|textit|textbf|textsc|texttt|textrm|textsf|underline|mathrm|mathbf|mathcal"
 
 
 def _balanced(text: str) -> bool:
@@ -157,7 +162,9 @@ def to_bibtex(items: Iterable) -> str:
         note = decision if accepted else f"ICLR 2025 submission ({decision or 'decision unknown'})"
         names = [plain(a) for a in (p.authors or []) if plain(a)]
         if len(names) >= 3 and names == sorted(names):  # the source's order, not the byline (SOURCE.md)
-            note += "; authors in alphabetical order as the data source lists them, not the paper's order"
+            note += (
+                "; authors in alphabetical order as the data source lists them, which may not be the paper's"
+            )
         fields.append(("note", note))
         body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
         entries.append(f"@{'inproceedings' if accepted else 'misc'}{{{key},\n{body}\n}}")

@@ -69,7 +69,8 @@ def test_bibtex_parses_back():
         (r"$\epsilon$-VAE: Denoising as Visual Decoding", r"$\epsilon$-VAE: Denoising as Visual Decoding"),
         (r"ThunderKittens: Simple, Fast, and $\textit{Adorable}$ Kernels", r"$\textit{Adorable}$ Kernels"),
         (r"\emph{De Novo} Peptide Sequencing & 50\% more", r"\emph{De Novo} Peptide Sequencing \& 50\% more"),
-        (r"A } broken { brace \ here", "A  broken  brace  here"),  # unbalanced: braces and the lone \ dropped
+        (r"A } broken { brace \ here", "A broken brace here"),  # unbalanced: braces and the lone \ dropped
+        (r"\title{Hidden} Search\\for X", "{Hidden} Search for X"),  # no text style: its argument kept
         (r"A DATASET \OF ROADS", "A DATASET OF ROADS"),  # no command LaTeX knows: the backslash dropped
     ],
 )
