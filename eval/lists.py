@@ -81,6 +81,13 @@ def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[li
     return rows, warm
 
 
+def _label(paper, rel: set[str], neg: set[str], f) -> float:
+    """A candidate's gold label: 1 relevant, 0 judged not, nan unjudged or outside the topic's filter."""
+    if f and not f.matches(paper):
+        return float("nan")
+    return 1.0 if paper.paper_id in rel else 0.0 if paper.paper_id in neg else float("nan")
+
+
 def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1.0) -> dict:
     """The lister's logistic model (rag.list_score), fitted on the judged candidates of `topics` (the
     calibration half), and its bar chosen by leave-one-topic-out: each topic scored by a model fitted on
@@ -99,18 +106,7 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
         hits = candidates(retriever, t["topic"], Filters())
         feats = candidate_features(retriever, t["topic"], hits)
         rel, neg = set(t["relevant"]), set(t["judged_not_relevant"])
-        y = np.array(
-            [
-                np.nan
-                if f and not f.matches(h.paper)
-                else 1.0
-                if h.paper.paper_id in rel
-                else 0.0
-                if h.paper.paper_id in neg
-                else np.nan
-                for h in hits
-            ]
-        )
+        y = np.array([_label(h.paper, rel, neg, f) for h in hits])
         data.append((feats, np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
         if progress:
             print(f"{t['id']}: {len(hits)} candidates", flush=True)

@@ -180,6 +180,13 @@ def bibtex(papers: Iterable) -> str:
 _TAG_RE = re.compile(r"<[^>]{0,2000}>")
 NUMBERS = r"\d{1,3}(?:\s*[,;]\s*\d{1,3})*"
 MARKER_RE = re.compile(rf"\[({NUMBERS})\]")  # [1]  [1, 2]  [1,2]  (also each of [1][2])
+
+
+def marker_numbers(group: str) -> list[int]:
+    """The citation numbers inside one marker's brackets."""
+    return [int(x) for x in re.split(r"\s*[,;]\s*", group.strip()) if x]
+
+
 _SAFE_URL_RE = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/[A-Za-z0-9._~\-/%?=&#+]*)?$")
 
 
@@ -253,8 +260,7 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
     sentences the check could not support marked as such."""
 
     def sub(m: re.Match) -> str:
-        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1)) if x]
-        return "[" + ", ".join(str(renumber.get(n, n)) for n in nums) + "]"
+        return "[" + ", ".join(str(renumber.get(n, n)) for n in marker_numbers(m.group(1))) + "]"
 
     text = plain(answer.answer) if "<" in (answer.answer or "") else None  # Markdown shows no HTML
     return MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")

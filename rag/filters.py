@@ -46,6 +46,11 @@ def fold(text: str) -> str:
 _UMLAUT = {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"}
 
 
+def _spelled_out(text: str) -> str:
+    """Folded, with umlauts written out: "Schölkopf" -> "schoelkopf"."""
+    return fold("".join(_UMLAUT.get(c, c) for c in text))
+
+
 @functools.lru_cache(maxsize=65536)
 def _name_words(name: str, umlauts: bool = False) -> tuple[frozenset[str], ...]:
     """A name's words, folded, "Last, First" read as "First Last"; each word with its spellings: an author's
@@ -54,10 +59,7 @@ def _name_words(name: str, umlauts: bool = False) -> tuple[frozenset[str], ...]:
         last, first = name.split(",")
         name = f"{first} {last}"
     words = re.findall(r"\w+", name)
-    return tuple(
-        frozenset({fold(w), fold("".join(_UMLAUT.get(c, c) for c in w))} if umlauts else {fold(w)})
-        for w in words
-    )
+    return tuple(frozenset({fold(w), _spelled_out(w)} if umlauts else {fold(w)}) for w in words)
 
 
 def _same_name(typed: str, author: str) -> bool:
@@ -142,7 +144,7 @@ class Filters:
             if needle in folded:
                 return True
             # the typed name's longest word must be in the author's for any other form to match (fast path)
-            umlauted = any(c in _UMLAUT for c in a) and key in fold("".join(_UMLAUT.get(c, c) for c in a))
+            umlauted = any(c in _UMLAUT for c in a) and key in _spelled_out(a)
             if (key in folded or umlauted) and _same_name(self.author, a):
                 return True
         return False

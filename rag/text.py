@@ -164,7 +164,6 @@ def slip(word: str) -> bool:
 
 
 POSSESSIVE = re.compile(r"['’]s$")  # "Celcomen's": the name is "Celcomen"
-# words a question is polite with: a typo in one explains no refusal ("Thnaks")
 # the conference every indexed paper is from: naming it selects nothing, and its words match only the few
 # abstracts that cite a URL or a prior ICLR ("What does ICLR 2025 say about …" retrieved those)
 VENUE = re.compile(
@@ -180,6 +179,7 @@ def without_venue(text: str) -> str:
     return out if re.search(r"[A-Za-z]{2}", out) else text
 
 
+# words a question is polite with: a typo in one explains no refusal ("Thnaks")
 COURTESY = frozenset("thanks thank thx please pls hello hi hey cheers regards kindly".split())
 
 

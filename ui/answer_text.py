@@ -25,11 +25,6 @@ def refusal_text(indexed: str | None = None) -> str:
 Segment = tuple[str, bool | None, list[int]]  # (text, supported, citation numbers)
 
 
-def marker_numbers(group: str) -> list[int]:
-    """The citation numbers inside one marker's brackets."""
-    return [int(x) for x in re.split(r"\s*[,;]\s*", group.strip()) if x]
-
-
 def segments(answer: Answer) -> list[Segment]:
     """Split answer.answer into (text, supported, citations) pieces, keeping its layout.
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from rag.export import MARKER_RE
+from rag.export import MARKER_RE, marker_numbers
 from rag.prompts import NOT_FOUND, REFUSAL
 from rag.types import Answer
 from ui.answer_text import (
     answer_markdown,
     citation_labels,
-    marker_numbers,
     refusal_text,
     segments,
 )
