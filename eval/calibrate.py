@@ -170,10 +170,8 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
 def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dict, dict]:
     """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
 
-    `refusal` is the score the engine's own refusal rule compares with `refuse_threshold`:
-    `engine.refusal_score` over the `context_papers` shown to the LLM (rag/answer.py), else
-    rag.cite.relevance over the top_k; for summaries the best per-paper relevance among the
-    `summary_candidates` (rag/summarize.py: no paper clears the floor -> refusal).
+    `refusal` is rag.cite.relevance over the top_k (for summaries among the `summary_candidates`); the
+    engine's own decision signals are the row's `signals` (rag.outcome).
     """
     from rag import cite
     from rag.retrieve import group_by_paper
@@ -197,17 +195,8 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         "dense_top": [x[1] for x in sides["dense"][:5]],
         "bm25_top": [x[1] for x in sides["bm25"][:5]],
     }
-    gen_hits = hits[: min(top_k, s.context_papers)]
-    if hasattr(engine, "refusal_score"):
-        from rag.question import asks_which
-
-        sc, why = engine.refusal_score(query, gen_hits)
-        feats["answerability"], feats["answerability_reason"] = round(float(sc), 4), why
-        feats["asks_which"] = asks_which(query)
     if task == "summarize":
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
-    elif "answerability" in feats:
-        feats["refusal"], feats["refusal_signal"] = feats["answerability"], "answerability"
     else:
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
     # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
@@ -235,18 +224,6 @@ def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
     return out
 
 
-def draft_refusal_sweep(rows: Sequence[dict], which: bool, thresholds: Sequence[float] = SWEEP) -> list[dict]:
-    """The second refusal rule (rag/answer.py): a draft with no supported sentence is refused when
-    answerability < threshold (`which_fallback_min` for "which paper" questions, else
-    `fallback_min_answerability`). Rates are over all answer rows, like the first rule's."""
-    return refusal_sweep(
-        rows,
-        thresholds,
-        key="answerability",
-        only=lambda r: bool(r.get("unsupported_draft")) and bool(r["features"].get("asks_which")) == which,
-    )
-
-
 def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
     hybrid = [r for r in rows if r.get("config") == "hybrid" and not r.get("error")]
     base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
@@ -266,13 +243,6 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
         if answers
         else {},
         "refusal_auc": {k: refusal_auc(answers, key=k) for k in feats} if answers else {},
-        # refusals added after an unsupported draft, on top of the first rule (rows that reached it)
-        "draft_refusal_sweeps": {
-            "which": draft_refusal_sweep(answers, True),
-            "other": draft_refusal_sweep(answers, False),
-        }
-        if any("unsupported_draft" in r for r in answers)
-        else {},
         "fusion_grid": fusion_grid(
             base,
             gold_of,
@@ -288,8 +258,6 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
             "bm25_weight": s.bm25_weight,
             "rrf_k": s.rrf_k,
             "named_boost": boost,
-            "refuse_threshold": s.refuse_threshold,
-            "fallback_min_answerability": getattr(s, "fallback_min_answerability", None),
-            "which_fallback_min": getattr(s, "which_fallback_min", None),
+            "refuse_bar": s.refuse_bar,
         },
     }

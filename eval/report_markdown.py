@@ -17,6 +17,11 @@ SUMMARY = [
     ("recall@5", "retrieval", "recall_at_5"),
     ("specific hit@5", "specific", "hit_at_5"),
     ("specific MRR", "specific", "mrr"),
+    ("answerable hard-refused", "outcome", "answerable_hard_refused"),
+    ("unanswerable refused or caveated", "outcome", "unanswerable_handled"),
+    ("answerable with a caveat on what was asked", "outcome", "answerable_caveat_on_asked"),
+    ("answers with a defective cited sentence (independent check)", "outcome", "defective_answers"),
+    ("a gold paper cited", "outcome", "gold_cited"),
     ("citation precision", "citations", "precision"),
     ("citation recall", "citations", "recall"),
     ("supported rate", "citations", "supported_rate"),
@@ -83,12 +88,7 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
     if m.get("baseline"):
         L.append(f"- baseline: {m['baseline']}")
     if cfg["retrieval_only"]:
-        L.append(
-            "- retrieval only: no LLM ran. Refusals are *predicted* by the engine's own rule replayed "
-            f"(`{(report.get('calibration') or {}).get('refusal_signal')}` < refuse_threshold "
-            f"{cfg['settings']['refuse_threshold']}); follow-ups are searched as "
-            "`question (previous turn)` instead of an LLM rewrite."
-        )
+        L.append("- retrieval only: no answer was made; refusals and caveats are not measured.")
     L += ["", "## Summary", "", "| metric | " + " | ".join(reports) + " |", "|---|" + "---:|" * len(reports)]
     for label, sec, key in SUMMARY:
         vals = [get(r, sec, key) for r in reports.values()]
@@ -203,8 +203,7 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
             "",
             "Refusal rate on unanswerable / false-refusal rate on answerable questions (answer task; summaries "
             "excluded) if the engine refused below each threshold of a signal: `refusal` = the engine's own "
-            f"signal ({cal.get('refusal_signal')}), `answerability` = rag.question.answerability over the papers "
-            "shown to the LLM, `relevance` = rag.cite.relevance of the top-k evidence. "
+            f"signal ({cal.get('refusal_signal')}), `relevance` = the best evidence sentence's score over the top-k. "
             "Separation (AUC, 1 = perfect, 0.5 = chance): "
             + ", ".join(f"{k} {fmt((cal.get('refusal_auc') or {}).get(k))}" for k in keys)
             + ".",
@@ -218,25 +217,6 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
                 for k in keys
             ]
             L.append(f"| {x['threshold']:.3f} | " + " | ".join(cells) + " |")
-    drafts = cal.get("draft_refusal_sweeps") or {}
-    if drafts:
-        L += [
-            "",
-            "### Refusal after an unsupported draft",
-            "",
-            "Extra refusal / false-refusal rates (over all answer-task questions) if a draft with no supported "
-            'sentence were refused below each answerability threshold: `which` = "which paper …?" questions '
-            "(`which_fallback_min`), `other` = the rest (`fallback_min_answerability`). Only questions whose draft "
-            "was unsupported in this run can count.",
-            "",
-            "| threshold | which | other |",
-            "|---:|---:|---:|",
-        ]
-        for w, o in zip(drafts["which"], drafts["other"]):
-            L.append(
-                f"| {w['threshold']:.3f} | {fmt(w['refusal_rate'], 2)} / {fmt(w['false_refusal_rate'], 2)} | "
-                f"{fmt(o['refusal_rate'], 2)} / {fmt(o['false_refusal_rate'], 2)} |"
-            )
     if cal.get("fusion_grid"):
         L += [
             "",

@@ -42,7 +42,7 @@ def ask_streaming(engine, question: str, history: list[dict], **kw):
     for item in engine.stream(question, history, **kw):
         if isinstance(item, Answer):
             ans = item
-        elif isinstance(item, str):
+        elif isinstance(item, str) and item.strip():
             raw.append(item)
             times.append(time.perf_counter() - t0)
     if ans is None:
@@ -72,12 +72,15 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
             standalone=standalone,
             answer=ans.answer,
             refused=ans.refused,
+            refusal_code=ans.refusal_code,
             abstained=(not ans.refused) and M.abstains(ans.answer),
             fallback=ans.fallback,
             shape=ans.shape,
             refusal_reason=ans.refusal_reason,
-            # the generated draft had no supported sentence (then: extractive fallback or refusal)
-            unsupported_draft=ans.fallback or (ans.refused and ans.timings.get("generate_s", 0.0) > 0),
+            caveats=[{"code": c.code, "text": c.text, "part": c.part} for c in ans.caveats],
+            parts=ans.parts,
+            signals=ans.signals,
+            leaned_on=ans.leaned_on,
             retrieved=[_pd(h.paper, h.score) for h in ans.retrieved],
             cited=[
                 {k: getattr(c, k) for k in ("n", "paper_id", "title", "source_file", "index", "quote")}
@@ -89,9 +92,17 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
                     "citations": x.citations,
                     "supported": x.supported,
                     "support_score": x.support_score,
+                    "quoted": x.quoted,
+                    "spans": [list(sp) for sp in x.spans],
                 }
                 for x in ans.sentences
             ],
+            # the cited papers' titles and abstracts, for the independent check (eval/defects.py)
+            sources={
+                c.n: {"title": ans.retrieved[c.n - 1].paper.title, "text": ans.retrieved[c.n - 1].paper.text}
+                for c in ans.citations
+                if 0 < c.n <= len(ans.retrieved)
+            },
             timings={k: round(float(v), 4) for k, v in ans.timings.items() if v is not None},
         )
         t0 = time.perf_counter()
@@ -108,9 +119,6 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
     row["ranked"] = [_pd(h.paper, h.score) for h in deep]
     feats, sides = features(engine, standalone, deep, top_k, task)
     row["features"], row["sides"] = feats, sides
-    if not generate:  # the engine refuses exactly when its refusal signal < refuse_threshold
-        row["refused"] = feats["refusal"] < engine.settings.refuse_threshold
-        row["refused_predicted"] = feats["refusal_signal"]
     return row
 
 
@@ -273,7 +281,9 @@ def config_section(
                 "full_abstracts",
                 "max_new_tokens",
                 "support_threshold",
-                "refuse_threshold",
+                "refuse_bar",
+                "caveat_bar",
+                "answer_style",
                 "chunk_size",
                 "chunk_overlap",
                 "threads",

@@ -8,6 +8,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from eval.defects import answer_defects
 from eval.metrics import (
     citation_precision,
     citation_recall,
@@ -20,6 +21,8 @@ from eval.metrics import (
 )
 
 SPECIFIC_TYPES = ("factoid", "multi", "followup", "paraphrase")
+# caveats that say something asked is not in the evidence (rag.types.MISSING_CODES; eval imports no rag)
+MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
 
 # ------------------------------------------------------------------ rows -> report
@@ -49,6 +52,17 @@ def score_row(row: dict, gold: Sequence[frozenset[str]], depth: int = 20) -> dic
         sc["supported"] = (
             None if refused else supported_share(row.get("sentences", []), row.get("fallback", False))
         )
+        missing = any(c.get("code") in MISSING_CODES for c in row.get("caveats") or [])
+        if answerable:
+            sc["hard_refused"] = float(refused)
+            sc["caveat_on_asked"] = float(missing and not refused)
+            sc["gold_cited"] = 0.0 if refused else float(bool(sc["cit_recall"]))
+        else:
+            sc["handled"] = float(refused or missing)
+        if not refused and row.get("sentences") and "sources" in row:
+            bad = answer_defects(row)
+            sc["defective"] = float(bool(bad))
+            sc["defects"] = bad
         if row.get("sentences") is not None and not refused:
             sc["supported_shown"] = [bool(s.get("supported")) for s in row["sentences"]]
     return sc
@@ -102,6 +116,14 @@ def aggregate(rows: Sequence[dict], depth: int = 20) -> dict:
     rep["answers"] = {
         "fact_recall": avg("fact_recall", gen_ans),
         "n": len([r for r in gen_ans if r.get("facts")]),
+    }
+    rep["outcome"] = {
+        "answerable_hard_refused": avg("hard_refused", gen_ans),
+        "answerable_caveat_on_asked": avg("caveat_on_asked", gen_ans),
+        "unanswerable_handled": _mean(r["scores"].get("handled") for r in una if r.get("generated")),
+        "gold_cited": avg("gold_cited", gen_ans),
+        "defective_answers": _mean(r["scores"].get("defective") for r in answered),
+        "n_answered": len(answered),
     }
     rep["unanswerable"] = {
         "refusal_rate": _mean(float(bool(r.get("refused"))) for r in una) if una else None,

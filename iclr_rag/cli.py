@@ -67,7 +67,6 @@ def _print_answer(ans) -> None:
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
-    from rag.intent import leaned_on
     from rag.types import Answer
 
     live = not json_out and sys.stderr.isatty()
@@ -88,7 +87,7 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         _print_answer(ans)
-        base = leaned_on(question, ans.standalone_question or "")
+        base = ans.leaned_on
         if base:
             typer.echo(f"\n(read as a follow-up to: {base})", err=True)
         if indexed is not None:
@@ -362,4 +361,5 @@ def list_cmd(
 
 app.command("eval")(cli_eval.eval_cmd)
 app.command("eval-lists")(cli_eval.eval_lists_cmd)
+app.command("eval-fit")(cli_eval.eval_fit_cmd)
 app.command()(cli_eval.bench)

@@ -122,6 +122,32 @@ def eval_lists_cmd(
 
 
 @friendly
+def eval_fit_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="`rag eval` run folders (rows.jsonl), one per question file.")],
+    out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/fit"),
+    refuse_budget: Annotated[
+        float, typer.Option(help="Share of answerable questions a refusal may take (on the files fitted on).")
+    ] = 0.01,
+    caveat_budget: Annotated[
+        float, typer.Option(help="Share of answerable questions a caveat on what was asked may take.")
+    ] = 0.06,
+):
+    """Fit the outcome's refusal and caveat bars (rag.outcome) and score them leave one question file out.
+    Writes fit.json/.md with the settings to paste."""
+    import eval.fit
+
+    rep = eval.fit.main(runs, out, refuse_budget, caveat_budget)
+    sm = rep["summary"]
+    typer.echo(
+        "leave-one-file-out mean (worst): hard-refused {:.3f} ({:.3f}), caveat on asked {:.3f} ({:.3f}), "
+        "unanswerable handled {:.3f} ({:.3f})".format(
+            *(x for k in ("answerable_hard_refused", "answerable_caveat_on_asked", "unanswerable_handled") for x in (sm[k]["mean"], sm[k]["worst"]))
+        )
+    )
+    typer.echo(f"-> {out / 'fit.md'}")
+
+
+@friendly
 @with_settings("threads")
 def bench(
     corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,

@@ -1,7 +1,7 @@
-"""The engine: standalone question -> retrieve -> evidence -> answer in the asked shape -> cite.
+"""The engine: read the question once -> retrieve -> evidence -> the outcome -> the answer in its shape.
 
-UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code path. A stream
-yields one `Retrieved` (the sources), text deltas that are kept, then exactly one verified `Answer`.
+UI, CLI and eval all call `Engine.stream`/`Engine.ask`; there is no second code path. A stream yields
+one `Retrieved` (the sources), then `Caveat`s and text deltas, then exactly one `Answer`.
 """
 
 from __future__ import annotations
@@ -11,32 +11,21 @@ import time
 from collections.abc import Iterator
 
 from rag import prompts
-from rag.cite import Judge, bind, extractive, render
-from rag.condense import Condensed, Condenser, user_turns
+from rag.cite import Judge, bind, clean_claim
 from rag.embedder import get_embedder
 from rag.errors import UserError
-from rag.evidence import (
-    EvidenceSet,
-    blocks,
-    completion,
-    normalize_draft,
-    paper_scores,
-    quoted_answer,
-    quoted_lines,
-    select,
-    titles_only,
-)
+from rag.evidence import EvidenceSet, blocks, quote_sentences, select
 from rag.gaps import unknown_words
-from rag.hygiene import is_instruction_only
+from rag.hygiene import check_question, is_instruction_only
 from rag.index import Index
-from rag.intent import for_generator, shape
 from rag.list_answer import list_answer
 from rag.models import LLM, load_llm
-from rag.question import answerability, check_question, focus
+from rag.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
+from rag.reading import Reader, Reading
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
-from rag.text import retyped, without_venue
-from rag.types import Answer, Hit, Retrieved, final_answer
+from rag.text import retyped
+from rag.types import Answer, Caveat, Hit, Retrieved, Sentence, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
 _INTRODUCES = re.compile(
@@ -53,7 +42,7 @@ class Engine:
         self.judge = Judge(self.embedder, settings.judge_cos_weight, settings.judge_mismatch_penalty)
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
-        self.condenser = Condenser(settings, lambda: self.retriever.bm25().idf)
+        self.reader = Reader(settings, lambda: self.retriever.bm25().idf)
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -74,7 +63,7 @@ class Engine:
         papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
         report = self.index.ingest(papers, self.embedder, progress=progress, on_progress=on_progress)
         self.retriever.refresh()
-        self.condenser.clear()
+        self.reader.clear()
         return report
 
     def ingest_if_empty(self, paths=None):
@@ -95,7 +84,8 @@ class Engine:
 
     def warm_up(self) -> None:
         """Load every model and the BM25 side now, so the first question doesn't pay for it."""
-        _ = self.llm
+        if self.settings.answer_style != "quote":
+            _ = self.llm
         if self.index.count():
             self.retriever.bm25()
 
@@ -118,63 +108,31 @@ class Engine:
             )
 
     # ------------------------------------------------------------ steps
-    def refusal_score(self, question: str, hits: list[Hit], asked: str | None = None) -> tuple[float, str]:
-        """Answerability of the question from these sources; below `refuse_threshold` we refuse.
-        `asked`: the user's own words when `question` carries an earlier turn for context."""
-        return answerability(
-            question,
-            hits,
-            self.judge,
-            self.retriever.bm25().idf,
-            asked=asked,
-            window=self.settings.quantity_window,
-            variant_share=self.settings.variant_min_share,
-            asked_gap=(self.settings.asked_max_cover, self.settings.asked_min_missing),
-            cover_margin=self.settings.focus_cover_margin,
-        )
-
-    def typo_hint(self, question: str, why: str) -> tuple[str, str | None]:
-        """A refusal's reason, and the question to ask instead, when a word of it no abstract uses is one typo
-        from one they do ("speculatve": say what the abstracts call it); (why, None) otherwise."""
+    def typo_hint(self, question: str) -> tuple[list[Caveat], str | None]:
+        """A caveat for each word of the question no abstract uses that is one typo from one they do
+        ("speculatve"), and the question with them mended (never asked unasked: it may be another name)."""
         lexical = self.retriever.bm25()
         typos = lexical.typos(unknown_words(question, lexical.known), question)
         if not typos:
-            return why, None
+            return [], None
         mended = retyped(question, typos)
-        return prompts.typo_reason(why, typos), mended if mended != question else None
+        caveats = [Caveat("typo", prompts.typo_line(w, right)) for w, right in typos.items()]
+        return caveats, mended if mended != question else None
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
         return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
 
-    def focus(self, question: str, evset: EvidenceSet, n_papers: int, alone: bool = True) -> set[int]:
-        """The sources (1-based) the question is about: the only ones an answer may cite. `alone`: the
-        question was read without its chat; a query carrying an earlier turn's words would pick that
-        turn's paper by word coverage, so only the ranking decides then."""
-        s = self.settings
-        hits = evset.hits[:n_papers]
-        rel = paper_scores(evset)[:n_papers]
-        margin = s.focus_cover_margin if alone else 1.0
-        return focus(question, hits, self.judge, s.focus_broad_ratio, rel=rel, cover_margin=margin)
-
-    def prompt(self, system: str, user: str, evset: EvidenceSet, question: str, positions=None) -> list[dict]:
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user.format(evidence=blocks(evset, positions), question=question)},
-        ]
-
-    # ------------------------------------------------------------ public API
-    def condense(
-        self, question: str, history: list[dict] | None, top_k: int | None = None, mode=None, filters=None
-    ) -> Condensed:
-        """How the question is read in its chat (rag.condense): the standalone query and why."""
+    def read(self, question: str, history=None, top_k=None, mode=None, filters=None) -> Reading:
+        """How the question is read (rag.reading), retrieval checking a chat follow-up."""
         k, mode = top_k or self.settings.top_k, mode or self.settings.mode
 
-        def retrieve(q: str) -> list[Hit]:
-            return self.retriever.retrieve(q, k, mode, filters=filters)
+        def retrieve(q: str, f) -> list[Hit]:
+            return self.retriever.retrieve(q, k, mode, filters=f)
 
-        return self.condenser(question, user_turns(history), retrieve, key=(k, mode, filters))
+        return self.reader(question, history, retrieve, filters=filters, key=(k, mode))
 
+    # ------------------------------------------------------------ public API
     def stream(
         self,
         question: str,
@@ -184,176 +142,158 @@ class Engine:
         mode: Mode | None = None,
         task: str = "answer",
         filters=None,
-    ) -> Iterator[str | Retrieved | Answer]:
-        """Yield `Retrieved`, then text deltas, then exactly one verified `Answer`. `filters`
-        (rag.filters.Filters; default: the retriever's) keeps only matching papers."""
+    ) -> Iterator[str | Retrieved | Caveat | Answer]:
+        """Yield `Retrieved`, then caveats and text deltas, then exactly one `Answer`. `filters`
+        (rag.filters.Filters; default: the retriever's, or one the question names) keeps only matching papers."""
         s = self.settings
-        question = without_venue(check_question(question, s.max_question_chars))  # every paper is ICLR 2025
+        question = check_question(question, s.max_question_chars)
         self._require_index()
         t0 = time.perf_counter()
         k, mode = top_k or s.top_k, mode or s.mode
-        read = self.condense(question, history, k, mode, filters)
-        query = read.query
-        kind = "summary" if task == "summarize" else shape(question)
-        if kind == "summary":
+        if filters is None and self.retriever.filters:
+            filters = self.retriever.filters
+        reading = self.read(question, history, k, mode, filters)
+        if task == "summarize":
+            reading.shape = "summary"
+        if reading.shape == "summary":
             from rag.summarize import summarize_stream
 
-            yield from summarize_stream(
-                self, query, top_k=top_k, mode=mode, question=question, filters=filters
-            )
+            yield from summarize_stream(self, reading, top_k=top_k, mode=mode, question=question)
             return
-        depth = max(k, s.list_candidates) if kind == "list" else k
-        hits = read.hits.get(query) if depth == k else None  # the reading's own retrieval, when it ran
+        depth = max(k, s.list_candidates) if reading.shape == "list" else k
+        hits = reading.hits.get(reading.query) if depth == k else None
         if hits is None:
-            hits = self.retriever.retrieve(query, depth, mode, filters=filters)
+            hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
         timings = {"retrieve_s": time.perf_counter() - t0}
-        yield Retrieved(question, query, kind, hits)
-        shown = hits[: s.context_papers]
-        score, reason = self.refusal_score(query, shown, asked=question)
-
-        def refusal(why: str) -> Answer:
-            why, mended = self.typo_hint(question, why)
-            timings.setdefault("generate_s", 0.0)
-            timings["total_s"] = time.perf_counter() - t0
-            return Answer(
-                question,
-                prompts.refusal_text(why),
-                [],
-                [],
-                hits,
-                refused=True,
-                standalone_question=query,
-                timings=timings,
-                refusal_reason=why,
-                shape=kind,
-                suggested_question=mended,
-            )
-
+        yield Retrieved(question, reading.query, reading.shape, hits)
+        done = Done(self, question, reading, hits, timings, t0)
         if is_instruction_only(question):
-            yield refusal(prompts.INSTRUCTION_REASON)
+            yield done.refusal(INSTRUCTION, [])
             return
-        if score < s.refuse_threshold:
-            yield refusal(reason)
-            return
-        evset = self.evidence(query, hits)
+        evset = self.evidence(reading.query, hits)
+        lexical = self.retriever.bm25()
+        outcome = decide(reading, evset, self.judge, lexical.idf, lexical.known, s)
         timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
-        if kind == "list":
-            yield from list_answer(self, question, query, evset, timings, t0, refusal, filters, score)
+        if outcome.refused:
+            yield done.refusal(outcome.refused, outcome.caveats, outcome.signals)
             return
-        allowed = self.focus(query, evset, s.context_papers, alone=query == question)
-        if kind == "compare" and len(allowed) > 1:
-            yield from self._compare(question, query, evset.restrict(allowed), timings, t0)
+        if reading.shape == "list":
+            yield from list_answer(self, reading, evset, outcome, done)
             return
-        yield from self._explain(question, query, evset.restrict(allowed), score, timings, t0, refusal, kind)
+        yield from self._explain(reading, evset, outcome, done)
 
-    def _compare(self, question, query, evset: EvidenceSet, timings, t0) -> Iterator:
-        """Each paper's evidence side by side, then a generated contrast kept only where verified."""
+    def _explain(self, reading: Reading, evset: EvidenceSet, outcome: Outcome, done: Done) -> Iterator:
+        """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state
+        gets its caveat. Then (answer_style) a generated lead, shown only when it is clean and contained."""
         s = self.settings
-        positions = sorted(evset.papers())
-        lines, used = quoted_lines(evset, positions, per_paper=s.compare_sentences)
-        for line in [prompts.COMPARE_HEADER, *lines]:
-            yield line + "\n"
-        t_gen = time.perf_counter()
-        msgs = self.prompt(
-            prompts.COMPARE_SYSTEM,
-            prompts.COMPARE_USER,
-            evset,
-            for_generator(question, query),  # several papers: a pronoun needs the turn it points to
-            positions,
-        )
-        raw = self.llm.generate(msgs, max_new_tokens=s.compare_max_new_tokens)
-        raw = normalize_draft(raw, evset)
-        _, sents, cites = bind(raw, evset.items, self.judge, s.support_threshold, drop_unsupported=True)
-        contrast = [x for x in sents if x.supported and len(set(x.citations)) > 1]
-        ans = quoted_answer(
-            question,
-            prompts.COMPARE_HEADER,
-            lines,
-            used,
-            evset.hits,
-            standalone_question=query,
-            shape="compare",
-        )
-        if contrast:
-            extra = render(contrast)
-            yield extra
-            ans.answer += "\n" + extra
-            ans.sentences += contrast
-            have = {c.n for c in ans.citations}
-            ans.citations += [c for c in cites if c.n not in have]
-        timings["generate_s"] = time.perf_counter() - t_gen
-        self._stats(timings)
-        timings["total_s"] = time.perf_counter() - t0
-        ans.timings = timings
-        yield ans
+        quotes = list({(e.paper_n, e.start): e for pa in outcome.parts for e in pa.quotes}.values())
+        if not quotes:  # every part has a caveat: what the abstracts this is about do state
+            top = [evset.top(n) for n in sorted(outcome.focus)]
+            quotes = [e for e in top if e is not None][:1]
+        yield from outcome.caveats
+        sentences = quote_sentences(quotes, evset, titled=reading.shape == "which" or len({e.paper_n for e in quotes}) > 1)
+        body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
+        yield body
+        if s.answer_style == "lead" and quotes:
+            lead = self._lead(reading, evset, quotes)
+            if lead is not None:
+                yield "\n" + lead.text + "".join(f" [{n}]" for n in lead.citations)
+                sentences = [lead, *sentences]
+        yield done.answer(sentences, evset.hits, outcome)
 
-    def _stats(self, timings: dict) -> None:
-        stats = getattr(self.llm, "stats", None)
-        if stats is not None:
-            timings["first_token_s"] = stats.first_token_s
-            timings["tokens_per_s"] = stats.tokens_per_s
-            timings["prompt_tokens"] = getattr(stats, "prompt_tokens", 0)
-
-    def _explain(self, question, query, evset: EvidenceSet, score, timings, t0, refusal, kind) -> Iterator:
-        """One to three generated sentences from the evidence, each verified against it."""
+    def _lead(self, reading: Reading, evset: EvidenceSet, quotes) -> Sentence | None:
+        """One generated sentence answering the question from the quoted sentences; None unless it is well
+        formed and every number, name and content word of it is in the sentences it cites."""
         s = self.settings
-        t_gen = time.perf_counter()
-        raw = []
-        msgs = self.prompt(
-            prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, for_generator(question, query, s.llm_question)
-        )
-        for delta in self.llm.stream(msgs):
-            raw.append(delta)
-            yield delta
-        first = "".join(raw)
-        if titles_only(first, evset):
-            # the draft named a paper ("[1] Title") and stopped: let it go on from that paper's evidence
-            start = first.rstrip() + "\n- "
-            yield start[len(first) :]
-            raw = [start]
-            for delta in self.llm.stream([*msgs, {"role": "assistant", "content": start}]):
-                raw.append(delta)
-                yield delta
-        timings["generate_s"] = time.perf_counter() - t_gen
-        self._stats(timings)
-        t_ver = time.perf_counter()
-        draft = normalize_draft("".join(raw), evset)
-        text, sentences, citations = bind(
-            draft, evset.items, self.judge, s.support_threshold, s.drop_unsupported
-        )
-        fallback = False
-        cited = {n for x in sentences if x.supported for n in x.citations}
-        extra = completion(
-            query, text, evset, cited, s.complete_share, s.complete_sentences, s.complete_said_overlap
-        )
-        if extra:
-            # quoted as written: the rest of what was asked, from the papers the answer already cites
-            added = " ".join(f"{e.text.strip()} [{e.paper_n}]" for e in extra)
-            yield "\n" + added
-            text, sentences, citations = bind(
-                f"{text} {added}", evset.items + extra, self.judge, s.support_threshold, s.drop_unsupported
-            )
-        if not any(x.supported for x in sentences):
-            if score < s.fallback_min_answerability:
-                yield refusal(prompts.WEAK_EVIDENCE_REASON)
-                return
-            fallback = True  # the draft found nothing checkable: quote the best evidence instead
-            quotes = extractive(query, evset.items, self.judge, s.extract_sentences, s.extract_cut)
-            text, sentences, citations = bind(quotes, evset.items, self.judge, 0.0)
-        timings["verify_s"] = time.perf_counter() - t_ver
-        timings["total_s"] = time.perf_counter() - t0
-        yield Answer(
-            question,
-            text,
-            citations,
-            sentences,
-            evset.hits,
-            refused=False,
-            standalone_question=query,
-            fallback=fallback,
-            timings=timings,
-            shape=kind,
-        )
+        t = time.perf_counter()
+        ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
+        msgs = [
+            {"role": "system", "content": prompts.ANSWER_SYSTEM},
+            {"role": "user", "content": prompts.ANSWER_USER.format(evidence=blocks(ev), question=reading.prompt_question)},
+        ]
+        raw = self.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
+        _, sents, _ = bind(raw, quotes, self.judge, s.support_threshold)
+        self._generated_s = time.perf_counter() - t
+        for x in sents:
+            cited = [e.text for e in quotes if e.paper_n in x.citations]
+            if x.supported and clean_claim(x.text, cited):
+                return x
+        return None
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
         return final_answer(self.stream(question, history, **kw))
+
+
+class Done:
+    """Builds the one `Answer` a stream ends with (timings, reading and outcome filled in once)."""
+
+    def __init__(self, engine: Engine, question: str, reading: Reading, hits: list[Hit], timings: dict, t0: float):
+        self.engine, self.question, self.reading, self.hits = engine, question, reading, hits
+        self.timings, self.t0 = timings, t0
+
+    def _finish(self) -> dict:
+        self.timings.setdefault("generate_s", getattr(self.engine, "_generated_s", 0.0))
+        self.engine._generated_s = 0.0
+        stats = getattr(self.engine._llm, "stats", None)
+        if stats is not None and self.timings["generate_s"]:
+            self.timings["first_token_s"] = stats.first_token_s
+            self.timings["tokens_per_s"] = stats.tokens_per_s
+        self.timings["total_s"] = time.perf_counter() - self.t0
+        return self.timings
+
+    def refusal(self, code: str, caveats: list[Caveat], signals: dict | None = None) -> Answer:
+        typos, mended = self.engine.typo_hint(self.reading.asked)
+        caveats = [*caveats, *typos]
+        reason = " ".join(c.text for c in caveats) or prompts.REASONS.get(code, "")
+        return Answer(
+            self.question,
+            prompts.REFUSAL,
+            [],
+            [],
+            self.hits,
+            refused=True,
+            standalone_question=self.reading.query,
+            timings=self._finish(),
+            refusal_reason=reason,
+            shape=self.reading.shape,
+            suggested_question=mended,
+            caveats=caveats,
+            refusal_code=code,
+            signals=signals or {},
+            leaned_on=self.reading.base,
+        )
+
+    def answer(self, sentences: list[Sentence], hits: list[Hit], outcome: Outcome | None, **kw) -> Answer:
+        from rag.evidence import citations_of
+
+        text = kw.pop("text", None) or "\n".join(
+            x.text + "".join(f" [{n}]" for n in x.citations) for x in sentences
+        )
+        return Answer(
+            self.question,
+            text,
+            citations_of(sentences, hits),
+            sentences,
+            hits,
+            standalone_question=self.reading.query,
+            timings=self._finish(),
+            shape=self.reading.shape,
+            caveats=outcome.caveats if outcome else [],
+            signals=outcome.signals if outcome else {},
+            leaned_on=self.reading.base,
+            parts=[
+                {
+                    "text": pa.part.text,
+                    "number": pa.part.number,
+                    "name": pa.part.name,
+                    "papers": pa.papers,
+                    "caveat": pa.caveat.code if pa.caveat else None,
+                    "signals": {k: round(v, 4) for k, v in pa.signals.items()},
+                }
+                for pa in (outcome.parts if outcome else [])
+            ],
+            **kw,
+        )
+
+
+__all__ = ["Engine", "NOTHING_RELEVANT"]

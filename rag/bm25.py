@@ -5,6 +5,7 @@ weighs rare words by, and the paper-vector matrix of the paper side."""
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter, defaultdict
 from functools import cached_property
 from pathlib import Path
@@ -12,12 +13,22 @@ from pathlib import Path
 from rag.catalog import conference_words
 from rag.chunk import embed_text
 from rag.index import Index, paper_from_record
-from rag.question import Idf, idf_from_counts
 from rag.settings import CONFERENCE_FILE
-from rag.text import COURTESY, POSSESSIVE, WORD, Spelling, flatten, nltk_stopwords
+from rag.text import COURTESY, POSSESSIVE, WORD, Idf, Spelling, flatten, nltk_stopwords
 from rag.types import Chunk
 
 log = logging.getLogger(__name__)
+
+
+def idf_from_counts(df, n_docs: int) -> Idf:
+    """BM25's idf; words the corpus never uses weigh most (their absence is the strongest signal)."""
+
+    def idf(word: str) -> float:
+        parts = [p for p in word.split("-") if p] or [word]
+        d = min(df(p) for p in parts)
+        return math.log(1 + (n_docs - d + 0.5) / (d + 0.5))
+
+    return idf
 
 
 def _bm25_stopwords() -> list[str]:

@@ -159,15 +159,16 @@ def bind(answer_text: str, source: list, judge: Judge, threshold: float, drop_un
             keep = [max(supporting, key=lambda n: per_paper[n][0])]
         if not supporting and drop_unsupported:
             continue
-        final = []
+        final, spans = [], []
         for n in keep:
             numbering.setdefault(n, n)
             final.append(numbering[n])
             s, e = per_paper[n]
+            spans.append((n, e.start, e.end))
             spans_for.setdefault(n, set()).add((e.start, e.end))
             if s > best_for.get(n, (-1.0, None))[0]:
                 best_for[n] = (s, e)
-        sentences.append(Sentence(text, final, bool(supporting), round(top, 4)))
+        sentences.append(Sentence(text, final, bool(supporting), round(top, 4), spans=spans))
 
     citations = []
     for n, final_n in sorted(numbering.items(), key=lambda kv: kv[1]):
@@ -193,26 +194,34 @@ def render(sentences: list[Sentence]) -> str:
     return " ".join(s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
 
 
-def extractive(question: str, source: list, judge: Judge, max_sentences: int = 3, cut: float = 0.6) -> str:
-    """Most relevant evidence sentences (one per paper first, then the next best within `cut` of the
-    top), in reading order, each marked with its source."""
-    evidence = as_evidence(source, judge)
-    if not evidence:
-        return ""
-    sc = judge.scores(question, evidence)
-    order = [i for i in np.argsort(-sc) if sc[i] >= sc.max() * cut]
-    chosen: list[int] = []
-    for i in order:  # breadth first: the best sentence of each paper
-        if len(chosen) < max_sentences and evidence[i].paper_n not in {evidence[j].paper_n for j in chosen}:
-            chosen.append(i)
-    for i in order:
-        if len(chosen) < max_sentences and i not in chosen:
-            chosen.append(i)
-    chosen.sort(key=lambda i: (evidence[i].paper_n, evidence[i].start))
-    return " ".join(f"{evidence[i].text.rstrip('.')}. [{evidence[i].paper_n}]" for i in chosen)
+# words a faithful rewording may add or drop without adding a claim
+_CONNECTIVES = frozenset(
+    stem(w) for w in "paper propose proposes introduce introduces present presents use uses show shows method "
+    "approach work study author authors also new based".split()
+)
+_FUNCTION_END = frozenset("the a an of and or to with which that than as by is are for in on from".split())
+
+
+def clean_claim(text: str, evidence: list[str]) -> bool:
+    """Whether a generated sentence may be shown cited: well formed (a capital or digit first, no word run
+    repeated, not cut off on a function word) and contained in its evidence (every number and name, and all
+    its content words but a connective or two, are in the sentences it cites)."""
+    toks = re.findall(r"[A-Za-z0-9]+", text.lower())
+    if not text[:1].isupper() and not text[:1].isdigit() or len(toks) < 4 or toks[-1] in _FUNCTION_END:
+        return False
+    grams = [tuple(toks[i : i + 3]) for i in range(len(toks) - 2)]
+    if len(grams) != len(set(grams)):
+        return False
+    source = " ".join(evidence)
+    have = content_words(source)
+    names = set(NUMBER.findall(source)) | {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9\-]+", source)}
+    if not key_terms(text) <= names | {stem(w) for w in have}:
+        return False
+    words = content_words(text) - _CONNECTIVES
+    return len(words - have) <= max(0, len(words) // 8)
 
 
 def relevance(question: str, hits: list[Hit], judge: Judge) -> float:
-    """How well the best evidence sentence matches the question: the refusal signal."""
+    """How well the best evidence sentence of these papers matches the question."""
     evidence = judge.evidence(hits)
     return float(judge.scores(question, evidence).max()) if evidence else 0.0

@@ -1,9 +1,6 @@
-"""What the sources lack of what the question asks, read word by word against one paper's abstract.
-
-Two questions share this: a "which paper …" / list description that a paper matches only in part
-(`missing_aspects`: "graph networks for music recommendation" over a paper on graph networks), and a
-follow-up that asks its paper about something the paper never mentions (`not_in_paper`: "Does it also
-work on calcium imaging data?"). Rare words are weighted by the index's own idf (rag.text.Idf).
+"""What a paper lacks of a listed topic, read word by word against its abstract: `missing_aspects`
+("graph networks for music recommendation" over a paper on graph networks), and the topic's words no
+indexed abstract uses (`unknown_words`), for the lister's empty lists and typo hints.
 """
 
 from __future__ import annotations
@@ -14,51 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag.names import QWORDS, mentions, swapped_task
-from rag.text import FUNCTION_WORDS, WORD, Idf, content_words, flatten, slip, stem, stopwords
-from rag.types import Hit
-
-# "Does it also handle X?", "did they test it on X?", "how does it deal with X?": a clause about a pronoun
-# subject presupposes the subject the chat is on; X is asked of it, however much X sounds like another paper
-_PRESUPPOSES = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|hmm|btw|then|now|right|wait)\W+)*(?:(?:how|why)\s+)?"
-    r"(?:do|does|did|can|could|is|are|was|were|has|have|had|will|would|should)\s+"
-    r"(?:it|they|its|their|the\s+(?:method|model|approach|paper|authors?))\b",
-    re.I,
-)
-
-
-def presupposes(question: str) -> bool:
-    """The question is a yes/no or how/why clause about a pronoun subject ("Does it …?", "How do they
-    …?"): it asks something of the subject already under discussion."""
-    return bool(_PRESUPPOSES.search(question))
-
-
-def not_in_paper(
-    asked: str, context: str, top: Hit, hits: list[Hit], idf: Idf | None, max_cover: float, min_missing: float
-) -> str | None:
-    """What a follow-up asks of its paper that the paper never mentions ("Does it also work on calcium
-    imaging data?" of an abstract that never says "calcium"), in the user's words; else None.
-
-    Only a clause about the pronoun subject ("Does it …?", "How do they …?", `presupposes`)
-    asks a thing *of* the paper. Its own words (not the earlier turn's, `context`) weigh by rarity: the
-    paper must use less than `max_cover` of their weight, and the words it lacks but another retrieved
-    paper uses (the asked thing is a topic of the index, not a turn of phrase) must weigh `min_missing`."""
-    if not presupposes(asked):
-        return None
-    words = content_words(asked) - content_words(context)
-    if not words:
-        return None
-    weight = {w: (idf(w) if idf else 1.0) for w in words}
-    have = top.paper.words
-    others = set().union(*(h.paper.words for h in hits if h is not top))
-    cover = sum(v for w, v in weight.items() if w in have) / (sum(weight.values()) or 1.0)
-    lacking = {w for w in words if w not in have and w in others}
-    if cover >= max_cover or sum(weight[w] for w in lacking) < min_missing:
-        return None
-    said = dict.fromkeys(t for t in WORD.findall(asked) if stem(t) in lacking)
-    return " ".join(said)
-
+from rag.names import QWORDS, mentions
+from rag.reading import topic as described
+from rag.text import FUNCTION_WORDS, content_words, flatten, slip, stem, stopwords
 
 # what a description says any paper does ("which paper studies …", "work applying X to Y"), not its topic
 FRAME_VERBS = frozenset(
@@ -67,6 +22,15 @@ FRAME_VERBS = frozenset(
     "address addresses tackle tackles use uses used using apply applies applied applying develop develops "
     "focus focuses look looks ask asks asked asking".split()
 )
+
+
+# "(e.g., audio-image and image-text)": the user's examples, which a matching paper need not name
+EXAMPLES = re.compile(r"\s*\((?:e\.g\.?|for example|for instance|such as|like)\b[^()]*\)", re.I)
+
+
+def to_cover(topic: str) -> str:
+    """What a listed paper must cover of a topic: the topic without the user's examples."""
+    return described(EXAMPLES.sub("", topic))
 
 
 def bare(token: str) -> str:
@@ -201,3 +165,35 @@ def missing_aspects(
         # a run and the same run with its modifier: the shorter says it
         out.append([p for p in lacking if not any(q != p and p.endswith(" " + q) for q in lacking)])
     return out
+
+
+# Tasks, each with the words that name it: a description asking one task of a paper that does another
+# ("… for semantic segmentation" of a detection paper) describes a paper that isn't there.
+TASKS = {
+    "segmentation": "segmentation segment segmenting",
+    "detection": "detection detect detecting detector detectors",
+    "classification": "classification classify classifier classifiers recognition categorization",
+    "generation": "generation generate generating generative synthesis synthesize synthesizing",
+    "forecasting": "forecasting forecast forecasts",
+    "tracking": "tracking tracker",
+    "captioning": "captioning caption captions",
+    "retrieval": "retrieval retrieve retrieving",
+    "translation": "translation translate translating",
+    "summarization": "summarization summarize summarizing summaries",
+    "reconstruction": "reconstruction reconstruct reconstructing",
+    "editing": "editing edit edits",
+}
+_TASK_OF = {stem(w): task for task, words in TASKS.items() for w in words.split()}
+
+
+def tasks(text: str) -> set[str]:
+    """The tasks (TASKS) a text names."""
+    return {_TASK_OF[w] for w in content_words(text) if w in _TASK_OF}
+
+
+def swapped_task(phrase: str, text: str) -> bool:
+    """Whether a phrase the text never uses asks a task (TASKS) the text doesn't do while the text does
+    another: a described paper doing something else, not a paraphrase of this one."""
+    asked = tasks(phrase)
+    done = tasks(text)
+    return bool(asked) and not asked & done and bool(done)

@@ -50,6 +50,12 @@ def validate_question(text: str, max_chars: int) -> str:
     return q
 
 
+def check_question(question: str, max_chars: int) -> str:
+    """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
+    UserError saying what to fix."""
+    return " ".join(validate_question(question, max_chars).split())
+
+
 # ------------------------------------------------------------ instruction-only questions
 _START = r"(?:^|[.!?;:,]\s*|\b(?:and|then|but|also|now)\s+)\W*(?:(?:please|pls|kindly|now|ok|okay|just)\W+)*"
 _TARGET = (

@@ -213,8 +213,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     about it."""
     import numpy as np
 
-    from rag.gaps import absent_words, bare, missing_aspects, unknown_words, words_of
-    from rag.intent import to_cover
+    from rag.gaps import absent_words, bare, missing_aspects, to_cover, unknown_words, words_of
 
     s = retriever.settings
     top = [x.paper for x in listed[: s.lister_cover_check]]

@@ -25,55 +25,29 @@ COMPARE_USER = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nContrast:"
 REFUSAL = "The indexed abstracts don't answer this question."
 NOT_FOUND = "not found in the sources"  # how an answer sentence no abstract sentence supports is marked
 SUMMARY_EMPTY = "No paper in the indexed abstracts is about this topic."
-NO_MATCH_REASON = "no indexed abstract matches what the question describes"
+
+# a refusal's one line, by code, when no caveat says more
+REASONS = {
+    "nothing_relevant": "Nothing retrieved is about what the question asks.",
+    "instruction": "The question asks the assistant to follow instructions, not about the papers.",
+}
 
 
-# Reasons a user can act on (a name or part of the description no abstract has) are shown with the refusal;
-# the others are scores, kept in Answer.refusal_reason.
-NEVER_MENTIONED = "the sources never mention "
-NOT_IN_ONE = "no single source mentions all of "
-UNCOVERED = "each of the closest abstracts misses part of what the question describes: "
-NO_NUMBER = "the abstracts this is about state no number for "
-UNNAMED = "the abstracts this is about never name the "
-NO_CODE = "the abstracts this is about say nothing about released code"
-SWAPPED = "the abstract this is about is on "  # + "text-to-image, not text-to-video"
-NOT_IN_PAPER = "the abstract of "  # + "“Title” never mentions “calcium imaging”" (a follow-up asked of it)
-NOT_USED = "no indexed abstract uses "  # + "“speculatve”, but some use “speculative”, one typo away"
-_TOLD = (NEVER_MENTIONED, NOT_IN_ONE, UNCOVERED, NO_NUMBER, UNNAMED, NO_CODE, SWAPPED, NOT_IN_PAPER, NOT_USED)
+def typo_line(typed: str, meant: str) -> str:
+    """A word no abstract uses that is one typo from one they do."""
+    return f"No indexed abstract uses “{typed}”; some use “{meant}”, one typo away."
 
 
-def uncovered_reason(words: list[str]) -> str:
-    """Why a list question was refused: the closest abstracts match it only in part."""
-    return UNCOVERED + ", ".join(f"“{w}”" for w in words)
-
-
-def not_in_paper_reason(title: str, words: str) -> str:
-    """Why a follow-up was refused: it asks its paper about something the abstract never mentions."""
-    return f"{NOT_IN_PAPER}“{title}” never mentions “{words}”"
-
-
-def typo_reason(why: str, typos: dict[str, str]) -> str:
-    """A refusal's reason with the typos that may explain it (a word no abstract uses -> the word one edit
-    away that some do use): added to a reason the user is told, in place of a score."""
-    if why.startswith(_TOLD):
-        return why + "".join(
-            f"; some abstracts use “{right}”, one typo from “{w}”" for w, right in typos.items()
-        )
-    return NOT_USED + "; ".join(f"“{w}”, but some use “{right}”, one typo away" for w, right in typos.items())
-
-
-def refusal_text(why: str) -> str:
-    return f"{REFUSAL} ({why}.)" if why.startswith(_TOLD) else REFUSAL
-
-
-WEAK_EVIDENCE_REASON = "no generated sentence was supported and the best evidence is weak"
-INSTRUCTION_REASON = "the question asks the assistant to follow instructions, not about the papers"
-
-
-def list_header(count: int, many: bool) -> str:
-    if not many and count == 1:
-        return "The paper that matches best:"
+def list_header(count: int) -> str:
+    if count == 0:
+        return "No retrieved paper matches all of it; the closest:"
     return f"{count} of the retrieved papers match:" if count != 1 else "1 of the retrieved papers matches:"
+
+
+def no_list_line(topic: str, lacking: list[str]) -> str:
+    """Why a list is empty: no paper is about every part of the topic."""
+    why = f": none of the closest mentions {', '.join(f'“{w}”' for w in lacking)}" if lacking else ""
+    return f"No indexed paper is about all of “{topic}”{why}."
 
 
 AT_LEAST = (
@@ -91,4 +65,3 @@ def count_header(found: int, shown: int, complete: bool = True) -> str:
 
 
 SUMMARY_HEADER = "What the {count} most relevant abstracts say:"
-COMPARE_HEADER = "Side by side:"

@@ -154,7 +154,7 @@ class RetrievalSettings(BaseModel):
 
 
 class GroundingSettings(BaseModel):
-    """Support judge, focus and refusal. Thresholds calibrated on eval/questions.jsonl (README 'Quality')."""
+    """The support judge, the outcome decision (rag.outcome) and the answer's evidence."""
 
     support_threshold: float = D(0.55, "Judge score at which an evidence sentence supports a claim.")
     judge_cos_weight: float = D(0.5, "Judge: weight of embedding cosine (the rest is content-word overlap).")
@@ -162,124 +162,52 @@ class GroundingSettings(BaseModel):
         0.5,
         "Judge: factor for a claim whose numbers/named methods the evidence lacks, or whose negation differs.",
     )
-    refuse_threshold: float = D(0.15, "Answerability below which the question is refused before generation.")
-    quantity_window: int = D(
-        5,
-        "A question wanting a number is answerable only from a sentence stating a new number within this many "
-        "tokens of the thing measured (calibration half: refuses 2 of 2 such seeds unanswerables, 0 answerable).",
+    answer_style: Literal["quote", "lead"] = D(
+        "quote",
+        "quote: each part of the question is answered by its best abstract sentences, quoted and cited; lead: "
+        "the generator also writes a one-sentence answer from them, shown only when it is well formed and "
+        "contained in the sentences it cites.",
     )
-    variant_min_share: float = D(
-        0.6,
-        "Refused as a swapped variant: a question using at least this share of its paper's words names a "
-        "hyphenated compound the paper has with one part changed (text-to-video for text-to-image; "
-        "rag.names.swapped_variant). Calibration questions, both scales: the two such unanswerables use 0.82 "
-        "and 0.67 of their paper's words (fresh10-cal); the three answerable paraphrases that swap a part for a "
-        "synonym, 0.40-0.56.",
+    refuse_model: dict[str, tuple[float, float, float]] = D(
+        {"relevance": (0.45, 0.12, -1.5), "cosine": (0.45, 0.12, -1.0), "cover": (0.6, 0.25, -1.5)},
+        "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
+        "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
+        "(`rag eval-fit`, eval/results/outcome-fit).",
     )
-    asked_max_cover: float = D(
-        0.2,
-        "A follow-up that asks its paper about something ('Does it also work on calcium imaging?') is refused "
-        "when the paper's title and abstract use less than this share of the question's own words (idf "
-        "weights) and the words it lacks, used by another retrieved paper, weigh asked_min_missing. "
-        "Calibration sides, the 41 such follow-ups: 15 of 19 unanswerables refused, 0 of 22 answerables "
-        "(0.2-0.3 with 3-5 the same but for one question).",
+    refuse_intercept: float = D(-3.0, "Nothing relevant: the logistic model's intercept.")
+    refuse_bar: float = D(0.5, "Refuse when the model's probability of nothing relevant reaches this.")
+    caveat_model: dict[str, tuple[float, float, float]] = D(
+        {"cover": (0.7, 0.25, -1.5), "score": (0.5, 0.12, -1.0)},
+        "A part not stated: feature -> (mean, sd, weight) over the rarity-weighted share of what the part asks "
+        "that its papers' words hold, and its best sentence's score (`rag eval-fit`).",
     )
-    asked_min_missing: float = D(4.0, "See asked_max_cover: summed BM25 idf of the words the paper lacks.")
-    drop_unsupported: bool = D(False, "Drop unsupported answer sentences (default: shown, marked).")
+    caveat_intercept: float = D(-2.0, "A part not stated: the logistic model's intercept.")
+    caveat_bar: float = D(0.5, "A part gets a caveat when the model's probability of not stated reaches this.")
+    number_window: int = D(8, "A number answers a part when it stands within this many words of what is asked.")
+    part_sentences: int = D(2, "Sentences quoted per part and paper.")
+    part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
     focus_broad_ratio: float = D(
-        0.7,
-        "A question about several papers may cite every source this close to the most question-relevant one; "
-        "a question about one paper cites the top-ranked source, but see focus_cover_margin (a lower one, however relevant its best sentence, "
-        "was the gold paper in 4 of 12 calibration explain questions where it differed; citing only the top one: seeds citation "
-        "precision on them 1.5 -> 2.0 of 4, full 9 -> 10 of 12).",
-    )
-    focus_cover_margin: float = D(
-        0.15,
-        "A one-paper question read alone (no earlier turn in its query), without a name the sources single out, cites the top-ranked source, unless a lower "
-        "one of the `context_papers` has a share of the question's content words larger by more than this, and two "
-        "words at least (one common word of a short question is no description). "
-        "Calibrated on 176 full-scale calibration-side questions with one gold paper (calibration half and "
-        "fresh*-cal, fresh, fresh2, fresh4): right paper chosen 162 -> 169; 0.10-0.20 give the same 7 gains and "
-        "no loss, 0.05 moves a right factoid answer, 0.25 drops a gain.",
-    )
-    fallback_min_answerability: float = D(
-        0.15,
-        "Below this an unsupported draft becomes a refusal (0.2 wrongly refused 2 paraphrases, dev set).",
+        0.7, "A compare or list question may cite every source this close to the most relevant one."
     )
     evidence_per_paper: int = D(3, "Evidence: best sentences kept per paper (plus a needed neighbour).")
     evidence_share: float = D(0.7, "Evidence: a paper's sentences within this share of its best sentence.")
     list_candidates: int = D(12, "List answers: papers retrieved before the evidence bar.")
-    list_min_score: float = D(
-        0.4,
-        "List answers: a paper's best evidence sentence must score this. Calibration half, seeds: 0.4 refuses 3 of 11"
-        " list-shaped unanswerables, 1 of 12 answerable (0.3: 1 and 0; README Quality).",
-    )
-    list_min_answerability: float = D(
-        0.3,
-        "List answers: refused when the question's rarity-weighted coverage by the best abstract is below this. "
-        "Chosen on the calibration half (seeds) by refusals minus twice false refusals over 0.15-0.5: "
-        "0.3 refuses 4 more of 11 list-shaped unanswerables and 1 more of 13 answerable.",
+    list_min_score: float = D(0.4, "List answers over a small index: a paper's best sentence must score this.")
+    list_cut: float = D(0.75, "List answers over a small index: papers within this share of the best.")
+    list_min_cover: float = D(
+        0.5, "List answers over a small index: a paper's words must hold this share of the topic's (idf)."
     )
     list_aspect_gain: float = D(
         0.06,
-        "List answers: a paper is dropped when words of the described topic it never uses pull the topic away "
-        "from it by this much cosine (rag.gaps.missing_aspects). Calibration half, list-shaped questions: "
-        "0.06-0.08 refuse 10 of 11 seed unanswerables (8 without) with no new false refusal of 14; at full scale "
-        "0.06 refuses 1 of 2 more, 0.05 adds a false refusal on each scale.",
+        "Lister: a paper lacks part of a topic when the words of the topic it never uses pull the topic "
+        "away from it by this much cosine (rag.gaps.missing_aspects).",
     )
-    list_standout_cosine: float = D(
-        0.55,
-        "List answers: a paper whose best chunk cosine to the question is at least this, and beats every other "
-        "paper's by list_standout_gap, is listed (and the question not refused) even when none of its sentences "
-        "clears list_min_score alone (a long description spread over several sentences). Calibration half, both "
-        "scales: no list-shaped unanswerable has a gap above 0.09 (median 0.04); with 0.55 and 0.1, 3 of 7 "
-        "wrongly refused list questions are answered, citing their gold paper, and no refusal is lost.",
-    )
-    list_standout_gap: float = D(0.1, "List answers: see list_standout_cosine.")
-    list_joined_sentences: int = D(
-        3,
-        "List answers: a paper also stands out (as with list_standout_cosine) when its best this many evidence "
-        "sentences read together (rag.list_answer.joined_score) match the description by list_joined_score and beat "
-        "every other paper by list_joined_gap (0 = off). Calibration half, list-shaped questions (generation-free "
-        "replay): 1 more of 29 answerable questions answered with its gold paper, no unanswerable of 13 let "
-        "through, the same for every score 0.55-0.7 and gap 0.1-0.2. Unanswerables' lead: median 0.03, "
-        "above 0.1 only two, both dropped by the aspect check.",
-    )
-    list_joined_score: float = D(0.6, "List answers: see list_joined_sentences.")
-    list_joined_gap: float = D(0.15, "List answers: see list_joined_sentences.")
-    list_cut: float = D(0.75, "List answers asking for papers: keep those within this share of the best.")
-    list_single_cut: float = D(0.9, "List answers asking for one paper: keep those this close to the best.")
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
-    list_single_max: int = D(
-        1,
-        "List answers asking for one paper: at most this many lines (the stand-out paper, else the best ranked). "
-        "Calibration half, generation-free replay of the singular which-paper questions: 2 lines cite a second, "
-        "wrong paper in 1 of 14 (seeds) and 3 of 15 (full); 1 line cites none, and loses the gold paper once "
-        "(full, ranked 2nd).",
-    )
-    list_single_sentences: int = D(
-        2, "List answers asking for one paper: evidence sentences quoted per line."
-    )
-    compare_sentences: int = D(2, "Compare answers: evidence sentences quoted per paper, side by side.")
     list_lister_min_papers: int = D(
         1000,
         "List answers asking for papers: from this many indexed papers on, the lister (`rag list`) finds them "
         "all; the answer gives the count and the first list_max.",
     )
-    complete_sentences: int = D(
-        1,
-        "Explain answers: evidence sentences of the cited papers added, quoted, when they state question "
-        "words the generated answer left out (0 = off). Calibration half, seeds: fact recall 0.526 -> 0.589 "
-        "(8 of 73 answers changed), citation precision, support and refusals unchanged.",
-    )
-    complete_share: float = D(
-        0.7, "... only sentences within this share of their paper's best evidence score."
-    )
-    complete_said_overlap: float = D(
-        0.6, "... and not already said: fewer than this share of the sentence's content words in the answer."
-    )
-    extract_sentences: int = D(3, "Sentences in an extractive answer.")
-    extract_cut: float = D(0.6, "Extractive answer: sentences within this share of the best score.")
     max_question_chars: int = D(4000, "Longest question accepted.")
 
 
@@ -297,14 +225,6 @@ class GenerationSettings(BaseModel):
         "Build the int8 LLM once into model_cache and load it from there (no fp32 copy in memory; ~1.5 GB "
         "serving peak vs 6 GB when quantizing the fp32 model at each start, issue 14). False: quantize at start.",
     )
-    llm_question: Literal["standalone", "asked"] = D(
-        "asked",
-        "What the generator is asked in a one-paper answer: the user's own words, or the standalone question (the "
-        'earlier turn it leans on, in brackets); both without chat openers ("Unrelated:", "Fine —"). Retrieval '
-        "and evidence use the standalone question, and compare answers are asked it. Calibration seeds, the 27 "
-        "questions with history or an opener: fact recall 0.481 -> 0.660, supported 0.741 -> 0.815 (full: 5 "
-        "questions, facts 0.3 -> 0.4, supported 1.0 -> 0.5, one more fallback).",
-    )
     context_papers: int = D(4, "Papers shown to the generator (the rest are listed as retrieved).")
     full_abstracts: int = D(2, "The top papers go in whole; the others as their best chunk.")
     summary_min_relevance: float = D(0.35, "Summary: papers below this relevance are left out.")
@@ -312,11 +232,10 @@ class GenerationSettings(BaseModel):
     summary_cut: float = D(0.75, "Summary: keep papers within this share of the best relevance.")
     summary_max_papers: int = D(6, "Summary: at most this many papers.")
     summary_sentences: int = D(1, "Summary: evidence sentences quoted per paper.")
-    compare_max_new_tokens: int = D(90, "Compare answers: budget of the generated contrast.")
 
 
 class ConversationSettings(BaseModel):
-    """Whether a question leans on the chat (rag.condense): the words' reading, checked by retrieval."""
+    """Whether a question leans on the chat (rag.reading): the words' reading, checked by retrieval."""
 
     condense_check: bool = D(
         True,
@@ -326,11 +245,7 @@ class ConversationSettings(BaseModel):
     switch_min_gain: float = D(
         4.0,
         "Read alone when the alone reading's paper uses this much more of the question's words (summed BM25 idf "
-        "of the words only it uses, minus the reverse) and switch_min_words of them; never for a clause about a "
-        "pronoun subject ('Does it also …?', 'How do they …?'). Calibration sides of every eval/*questions.jsonl "
-        "(204 conversation questions, both scales, fresh15's follow-ups on another paper's topic read as "
-        "follow-ups to their paper): top paper of the chosen reading is the right one 193 (words alone) -> 199; "
-        "the same for 3-6 and follow_min_gain 2-3. Held-out sides (199): 170 -> 186.",
+        "of the words only it uses, minus the reverse) and switch_min_words of them.",
     )
     switch_min_words: int = D(
         2, "Read alone only when at least this many of the question's words are the alone paper's alone."

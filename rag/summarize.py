@@ -11,22 +11,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rag import prompts
-from rag.evidence import EvidenceSet, quoted_answer, quoted_lines
-from rag.question import check_question
-from rag.types import Answer, Hit, Retrieved
+from rag.evidence import EvidenceSet, quote_sentences
+from rag.types import Answer, Retrieved
 
 if TYPE_CHECKING:
     from rag.answer import Engine
+    from rag.reading import Reading
 
 
-def select_papers(
-    engine: Engine, topic: str, top_k: int | None, mode, filters=None
-) -> tuple[list[int], EvidenceSet]:
+def select_papers(engine: Engine, topic: str, top_k: int | None, mode, filters=None) -> tuple[list[int], EvidenceSet]:
     """(positions of the selected papers, best first; the evidence over all candidates)."""
     s = engine.settings
-    cands = engine.retriever.retrieve(
-        topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters
-    )
+    cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters)
     evset = engine.evidence(topic, cands)
     best = evset.max_score
     keep = [
@@ -38,49 +34,31 @@ def select_papers(
 
 
 def summarize_stream(
-    engine: Engine,
-    topic: str,
-    *,
-    top_k: int | None = None,
-    mode=None,
-    question: str | None = None,
-    filters=None,
+    engine: Engine, reading: Reading, *, top_k: int | None = None, mode=None, question: str | None = None
 ) -> Iterator[str | Retrieved | Answer]:
+    from rag.answer import Done
+    from rag.outcome import NOTHING_RELEVANT
+
     s = engine.settings
-    topic = check_question(topic, s.max_question_chars)
-    question = question or topic
-    engine._require_index()
     t0 = time.perf_counter()
-    selected, evset = select_papers(engine, topic, top_k, mode, filters)
-    hits: list[Hit] = evset.hits
-    yield Retrieved(question, topic, "summary", hits)
-    timings = {"retrieve_s": time.perf_counter() - t0, "generate_s": 0.0}
+    topic = reading.topic or reading.asked
+    selected, evset = select_papers(engine, topic, top_k, mode, reading.filters)
+    yield Retrieved(question or reading.asked, topic, "summary", evset.hits)
+    done = Done(engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0)
     if not selected:
-        timings["total_s"] = time.perf_counter() - t0
-        why, mended = engine.typo_hint(question, prompts.NO_MATCH_REASON)
-        yield Answer(
-            question,
-            prompts.SUMMARY_EMPTY + (f" ({why}.)" if mended else ""),
-            [],
-            [],
-            hits,
-            refused=True,
-            standalone_question=topic,
-            timings=timings,
-            refusal_reason=why,
-            shape="summary",
-            suggested_question=mended,
-        )
+        ans = done.refusal(NOTHING_RELEVANT, [])
+        ans.answer = prompts.SUMMARY_EMPTY
+        yield ans
         return
-    lines, used = quoted_lines(evset, selected, per_paper=s.summary_sentences)
-    header = prompts.SUMMARY_HEADER.format(count=len(lines))
-    yield header + "\n"
-    for line in lines:
-        yield line + "\n"
-    timings["total_s"] = time.perf_counter() - t0
-    yield quoted_answer(
-        question, header, lines, used, hits, standalone_question=topic, timings=timings, shape="summary"
+    sentences = quote_sentences(
+        [e for n in selected for e in sorted(evset.of(n), key=lambda e: -e.score)[: s.summary_sentences]],
+        evset,
+        titled=True,
     )
+    header = prompts.SUMMARY_HEADER.format(count=len(selected))
+    body = "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
+    yield header + "\n" + body
+    yield done.answer(sentences, evset.hits, None, text=f"{header}\n{body}")
 
 
 def to_markdown(ans: Answer) -> str:

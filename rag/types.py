@@ -88,6 +88,27 @@ class Sentence:
     citations: list[int]
     supported: bool
     support_score: float
+    quoted: bool = False  # copied whole from an abstract sentence (else generated and checked)
+    # (source n, start, end) of each abstract sentence that supports it
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+@dataclass
+class Caveat:
+    """A part of the question the evidence does not cover, said in one plain line. `code`: term_absent,
+    no_number, not_stated, partial_match (what was asked is missing), typo, language (how it was read)."""
+
+    code: str
+    text: str
+    part: int | None = None  # the question part (rag.reading.Part) it concerns
+
+    @property
+    def missing(self) -> bool:
+        """Whether it says something asked is not in the evidence (eval: caveats on asked parts)."""
+        return self.code in MISSING_CODES
+
+
+MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
 
 @dataclass
@@ -119,6 +140,12 @@ class Answer:
     listed: int | None = None  # list answers from the lister: how many papers match in all
     # a refused question with each word no abstract uses replaced by the one a typo meant: ask this instead
     suggested_question: str | None = None
+    caveats: list[Caveat] = field(default_factory=list)
+    refusal_code: str | None = None  # nothing_relevant | instruction (None: answered)
+    signals: dict[str, float] = field(default_factory=dict)  # what the outcome was decided on
+    leaned_on: str | None = None  # the earlier turn (standalone) a follow-up was read with
+    # each part of the question: {"text", "number", "papers", "caveat", "signals"}
+    parts: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,7 +156,11 @@ class Answer:
                 for c in self.citations
             ],
             "refused": self.refused,
+            "refusal_code": self.refusal_code,
             "refusal_reason": self.refusal_reason,
+            "caveats": [asdict(c) for c in self.caveats],
+            "leaned_on": self.leaned_on,
+            "parts": self.parts,
             "shape": self.shape,
             "standalone_question": self.standalone_question,
             "listed": self.listed,
@@ -145,6 +176,7 @@ class Answer:
                 for h in self.retrieved
             ],
             "sentences": [asdict(s) for s in self.sentences],
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "timings": {
                 k: round(self.timings.get(k, 0.0), 4) for k in ("retrieve_s", "generate_s", "total_s")
             },

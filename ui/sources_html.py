@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.export import cited_paper, retrieved_papers
-from rag.intent import leaned_on
 from rag.types import Citation, Hit, Paper
 from ui.answer_text import refusal_text
 from ui.safe_html import citation_spans, esc, highlight, safe_url
@@ -140,7 +139,7 @@ def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
     for i, t in enumerate(turns):
         hidden = "" if i == last else " hidden"
         q = esc(_short(t.question))
-        base = leaned_on(t.answer.question, t.answer.standalone_question or "") if t.answer else None
+        base = t.answer.leaned_on if t.answer else None
         # how the question was read in its chat, so a misread follow-up (or switch) shows
         read = (
             f'<div class="for-q read-as">Read as a follow-up to: <span>{esc(_short(base))}</span></div>'

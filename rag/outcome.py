@@ -1,0 +1,253 @@
+"""The one decision of how a question is answered: an answer, an answer with caveats, or nothing relevant.
+
+`decide` reads the `Reading` and the scored evidence. A hard refusal happens only when no retrieved
+evidence is about the question: one fitted bar over a few general signals. A part of the question the
+evidence does not cover gets a caveat with a code and one plain line; the rest is answered. The UI, the
+CLI and the eval read the codes, never the prose.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from rag.cite import Evidence, Judge
+from rag.evidence import EvidenceSet
+from rag.names import alternatives, field_word, mentions, named_terms
+from rag.reading import AUX, PRONOUNS, WH, Part, Reading
+from rag.text import NUMBER, WORD, Idf, content_words, flatten, key_terms, stem
+from rag.types import Caveat, Hit
+
+NOTHING_RELEVANT = "nothing_relevant"
+INSTRUCTION = "instruction"
+
+# words that frame what is asked ("what does X use to …", "how does it fare") rather than name it
+FRAME = frozenset(
+    stem(w)
+    for w in (
+        "paper papers work study method approach model abstract authors propose proposed introduce use used "
+        "using report reported show shown find found present achieve reach get fare perform handle deal work "
+        "compare compared main key new exactly specifically kind type sort many much tell explain describe "
+        "give mean idea exist anything something way ways help lead result results"
+    ).split()
+) | {stem(w) for w in WH | AUX | PRONOUNS}
+
+
+@dataclass
+class PartAnswer:
+    """One part of the question with the evidence sentences that answer it, or its caveat."""
+
+    part: Part
+    papers: list[int]  # source positions the part is about
+    quotes: list[Evidence] = field(default_factory=list)
+    caveat: Caveat | None = None
+    signals: dict[str, float] = field(default_factory=dict)  # what the caveat was decided on
+
+
+@dataclass
+class Outcome:
+    refused: str | None  # a refusal code, or None: answer
+    caveats: list[Caveat]
+    parts: list[PartAnswer]
+    focus: set[int]  # the sources an answer may cite (1-based)
+    signals: dict[str, float]
+
+
+def logistic(model: dict[str, tuple[float, float, float]], intercept: float, x: dict[str, float]) -> float:
+    """P(yes) of a standardised logistic model: feature -> (mean, sd, weight)."""
+    z = intercept + sum(w * (x[k] - m) / (sd or 1.0) for k, (m, sd, w) in model.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def idf_cover(ws: set[str], text_words: set[str], idf: Idf) -> float:
+    """The rarity-weighted share of `ws` that `text_words` holds (1.0 for no words)."""
+    if not ws:
+        return 1.0
+    total = sum(idf(w) for w in ws) or 1.0
+    return sum(idf(w) for w in ws if w in text_words) / total
+
+
+def asked_words(text: str, terms: tuple[str, ...] = ()) -> set[str]:
+    """The content words of what a part asks about: the frame ("what does … propose") and the names that
+    say which paper is meant aside."""
+    named = content_words(" ".join(t for t in terms if not field_word(t)))  # "GPUs", "LLMs" are asked about
+    return content_words(text) - FRAME - named
+
+
+def term_caveats(reading: Reading, hits: list[Hit], known) -> list[Caveat]:
+    """A name the user's words ask about that no retrieved abstract mentions (one of "A or B" is enough):
+    "No indexed abstract mentions “Asch”." Numbers are left to the evidence check."""
+    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    terms = {t for t in reading.terms if not t[:1].isdigit()}
+    out = []
+    for group in alternatives(reading.asked, terms):
+        if any(mentions(x, t) for x in texts for t in group):
+            continue
+        for t in sorted(group):
+            where = "None of the closest abstracts mentions" if known(t) else "No indexed abstract mentions"
+            out.append(Caveat("term_absent", f"{where} “{as_typed(reading.asked, t)}”."))
+    return out
+
+
+def as_typed(text: str, term: str) -> str:
+    """A named term (lowercase, flattened) as the user typed it."""
+    i = text.lower().find(term)
+    return text[i : i + len(term)] if i >= 0 else term
+
+
+def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: float) -> set[int]:
+    """The sources (1-based) the question is about. A name some sources use and others don't singles out
+    those naming most of the names (for a comparison or a list, the best source per name); otherwise a
+    question about one paper is about the top-ranked source, and one about several takes every source
+    within `broad_ratio` of the most relevant."""
+    hits = evset.hits[:n_papers]
+    if not hits:
+        return set()
+    several = reading.shape in ("compare", "list")
+    named = singled_out(reading.terms, hits, per_term=several)
+    if named:
+        return named
+    if not several:
+        return {1}
+    best = max((evset.best.get(n, 0.0) for n in range(1, len(hits) + 1)), default=0.0)
+    return {1} | {n for n in range(1, len(hits) + 1) if best and evset.best.get(n, 0.0) >= broad_ratio * best}
+
+
+def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
+    """Sources naming the names some sources use and others don't: the best-ranked naming the most of them,
+    or (`per_term`) the best-ranked naming each. Field words ("LLMs", "GPU") single out nothing."""
+    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    terms = [t for t in terms if not field_word(t) and 0 < sum(mentions(x, t) for x in texts) < len(texts)]
+    if not terms:
+        return set()
+    count = [sum(mentions(x, t) for t in terms) for x in texts]
+    if per_term and len(terms) > 1:
+        return {max((i for i, x in enumerate(texts) if mentions(x, t)), key=lambda i: (count[i], -i)) + 1 for t in terms}
+    return {count.index(max(count)) + 1}
+
+
+def part_papers(part: Part, hits: list[Hit], allowed: set[int]) -> list[int]:
+    """The sources a part is about: those its own names single out ("…, and how many tasks does B use?"),
+    else the question's."""
+    return sorted(singled_out(named_terms(part.text), hits, per_term=True) or allowed)
+
+
+def states_number(text: str, question: str, near: set[str], window: int) -> bool:
+    """A number the question doesn't give, within `window` words of one of `near` (stems), in the text."""
+    given = set(NUMBER.findall(question))
+    toks = [(t, stem(t)) for t in WORD.findall(text)]
+    at = [i for i, (_, st) in enumerate(toks) if st in near]
+    return any(
+        NUMBER.fullmatch(t.rstrip("%")) and t.rstrip("%") not in given and any(abs(i - j) <= window for j in at)
+        for i, (t, _) in enumerate(toks)
+    )
+
+
+def names_new(text: str, question: str, title: str) -> bool:
+    """A name (capitals inside, a digit) the question and the paper's title don't already give."""
+    old = key_terms(f"{question} {title}")
+    return any(t not in old and not t.isdigit() for t in key_terms(text))
+
+
+def answer_part(
+    part: Part,
+    reading: Reading,
+    evset: EvidenceSet,
+    papers: list[int],
+    judge: Judge,
+    idf: Idf,
+    s,
+) -> PartAnswer:
+    """The part's best evidence sentences, from each of its papers, or a caveat saying what they don't state
+    (a fitted bar on how much of what the part asks its papers' words hold, and how well its best sentence
+    matches it; for a number asked, the best sentence stating a number the question doesn't give)."""
+    pool = [e for e in evset.every if e.paper_n in papers]
+    out = PartAnswer(part, papers)
+    if not pool:
+        return out
+    text = f"{part.text} ({reading.base})" if reading.base else part.text
+    scores = judge.scores(text, pool)
+    match = float(scores.max())
+    words = asked_words(part.text, reading.terms)
+    have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
+    if part.number:  # only a sentence stating a number near what is asked can answer it
+        near = words | content_words(part.number)
+        scores = scores * [states_number(e.text, reading.asked, near, s.number_window) for e in pool]
+    elif part.name:  # only one naming something the question doesn't
+        title = lambda e: evset.hits[e.paper_n - 1].paper.title or ""  # noqa: E731
+        scores = scores * [names_new(e.text, reading.asked, title(e)) for e in pool]
+    order = sorted(range(len(pool)), key=lambda i: -scores[i])
+    lacking_mass = sum(idf(w) for w in words if w not in have)
+    x = {
+        "cover": idf_cover(words, have, idf),
+        "score": float(scores[order[0]]),
+        "missing": min(lacking_mass, 20.0),
+        "typed": float(bool(part.number or part.name)),
+        "which": float(reading.shape == "which"),
+        "match": match,
+    }
+    out.signals = x
+    if logistic(s.caveat_model, s.caveat_intercept, x) >= s.caveat_bar:
+        label = evset.hits[pool[order[0]].paper_n - 1].paper.label
+        what = part.number or " ".join(lacking(part.text, words, have)) or "what is asked"
+        if reading.shape == "which":
+            out.caveat = Caveat("partial_match", f"The closest abstract, “{label}”, does not mention {what}.")
+        elif part.number:
+            out.caveat = Caveat("no_number", f"The abstract of “{label}” gives no number for {what}.")
+        elif part.name and x["cover"] >= 0.5:
+            out.caveat = Caveat("not_stated", f"The abstract of “{label}” names no {part.name}.")
+        else:
+            out.caveat = Caveat("not_stated", f"The abstract of “{label}” does not say {what}.")
+        if reading.shape != "which":
+            return out
+    for n in papers:  # each paper's best sentences for the part
+        own = [i for i in order if pool[i].paper_n == n]
+        if not own or scores[own[0]] <= 0:
+            continue
+        best = scores[own[0]]
+        out.quotes += [pool[i] for i in own[: s.part_sentences] if scores[i] >= s.part_share * best]
+    out.quotes.sort(key=lambda e: (e.paper_n, e.start))
+    return out
+
+
+def lacking(text: str, asked: set[str], have: set[str]) -> list[str]:
+    """The part's own words (as typed) that the papers lack, in the order typed."""
+    from rag.reading import words
+
+    out = []
+    for w in words(text):
+        st = stem(w)
+        if st in asked and st not in have and w not in out:
+            out.append(w)
+    return out
+
+
+def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> dict[str, float]:
+    """General signals of whether the retrieved evidence is about the question at all."""
+    hits = evset.hits[:n_papers]
+    words = asked_words(reading.query, reading.terms) | content_words(" ".join(reading.terms))
+    cover = max((idf_cover(words, h.paper.words, idf) for h in hits), default=0.0)
+    cos = max((h.cosine for h in hits if h.cosine is not None), default=0.0)
+    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover}
+
+
+def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, s) -> Outcome:
+    """Refuse only when nothing retrieved is about the question; otherwise answer each part from its best
+    evidence, with a caveat for a name no abstract mentions and for a part its papers don't state."""
+    hits = evset.hits[: s.context_papers]
+    caveats = term_caveats(reading, hits, known)
+    allowed = focus(reading, evset, s.context_papers, s.focus_broad_ratio)
+    answered = []
+    if hits and reading.shape in ("explain", "compare", "which"):
+        for i, part in enumerate(reading.parts):
+            pa = answer_part(part, reading, evset, part_papers(part, hits, allowed), judge, idf, s)
+            if pa.caveat:
+                pa.caveat.part = i
+            answered.append(pa)
+    sig = signals(reading, evset, idf, s.context_papers)
+    sig["relevance"] = max([sig["relevance"], *(pa.signals.get("match", 0.0) for pa in answered)])
+    sig["p_nothing"] = logistic(s.refuse_model, s.refuse_intercept, sig) if hits else 1.0
+    if not hits or sig["p_nothing"] >= s.refuse_bar:
+        return Outcome(NOTHING_RELEVANT, caveats, answered, allowed, sig)
+    caveats += [pa.caveat for pa in answered if pa.caveat]
+    return Outcome(None, caveats, answered, allowed, sig)

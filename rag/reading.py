@@ -1,0 +1,365 @@
+"""Reading a question once: the user's words -> a typed `Reading` that every later stage takes.
+
+Words decide the shape, the parts and what the question names; for a chat question one retrieval check
+decides whether it leans on an earlier turn. Nothing is generated, so a question reads the same on
+every CPU. Every word list question reading uses is in the lexicon below.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rag.filters import Filters, filters_from_question
+from rag.names import named_terms
+from rag.text import Idf, content_words, without_venue
+from rag.types import Hit, Paper
+
+# ------------------------------------------------------------------ lexicon
+WH = frozenset("what which how who when where why".split())
+AUX = frozenset("does do did is are was were can could has have had will would should".split())
+PAPER_NOUNS = frozenset(
+    "paper papers work works study studies article articles abstract abstracts submission submissions "
+    "publication publications research".split()
+)
+MANY_NOUNS = frozenset("papers works studies articles abstracts submissions publications approaches methods".split())
+LIST_VERBS = frozenset("list find show name enumerate give".split())
+SUMMARY_HEADS = frozenset("summarize summarise summary overview recap".split())
+COMPARE_WORDS = frozenset("compare compared comparison contrast differ differs difference versus vs".split())
+PRONOUNS = frozenset("it its it's they them their theirs itself themselves he she his her".split())
+# "the method", "the authors": a weak definite that leans on the subject under discussion
+DEFINITE_NOUNS = frozenset("paper method model approach framework work study technique authors author".split())
+ELLIPSIS = frozenset("and also but or".split())
+# chat words before the question ("OK, so …", "Unrelated: …"); the generator would copy them
+OPENERS = frozenset("so ok okay now also anyway alright right fine great cool thanks next well hmm".split())
+# the user says the subject changes
+SWITCH_WORDS = frozenset("unrelated unrelatedly switching moving changing shifting".split())
+SWITCH_PHRASES = (
+    "new topic", "new question", "new q", "different topic", "different question", "different paper",
+    "another paper", "separate question", "change of topic", "change of subject", "let's move", "lets move",
+    "let's switch", "let's turn", "on another note", "on a different note",
+)  # fmt: skip
+ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4}
+# "the first one", "going back to the second paper": an ordinal pointing at a turn or a list entry
+POINTER_NOUNS = frozenset("one paper work method model approach question study answer entry".split())
+# how a question asks for a number
+NUMBER_HEADS = frozenset("many much long large big fast far often accurate".split())  # after "how"
+MEASURES = frozenset(
+    "number size accuracy score speed speedup speed-up percentage fraction rate ratio fid psnr ssim bleu "
+    "rouge f1 auc auroc perplexity latency throughput gain gains improvement reduction error".split()
+)
+# what did the papers on X claim? (the verb asks what they said; X is the topic)
+SAID_VERBS = frozenset("claim report find found show shown say said conclude argue demonstrate suggest".split())
+
+_WORD = re.compile(r"[A-Za-z0-9$][\w$'’.\-]*[\w$]|[A-Za-z0-9]")
+# a new clause: "…, and how many …", "…; what …", "…? Which …"
+_CLAUSE = re.compile(r"[?;]\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|who|when|where|why|does|do|did|is|are)\b)", re.I)
+
+
+def words(text: str) -> list[str]:
+    """The text's words, lowercase, curly apostrophes straightened."""
+    return [w.lower().replace("’", "'").rstrip(".") for w in _WORD.findall(text)]
+
+
+def _without_openers(ws: list[str]) -> list[str]:
+    i = 0
+    while i < len(ws) - 1 and ws[i] in OPENERS:
+        i += 1
+    return ws[i:]
+
+
+# ------------------------------------------------------------------ records
+@dataclass(frozen=True)
+class Part:
+    """One thing a question asks ("how many cell lines does it use")."""
+
+    text: str
+    number: str | None = None  # what a number is asked of ("cell lines"), when a number is asked
+    name: str | None = None  # the kind of thing a name is asked for ("which benchmark" -> "benchmark")
+
+
+@dataclass
+class Reading:
+    """A question as read once. `query` is what retrieval and evidence use; stages read the fields, never
+    the text again."""
+
+    asked: str  # the user's words, cleaned (the venue and a filter phrase taken out)
+    query: str  # standalone: the asked words with the earlier turn they lean on
+    shape: str  # explain | which | list | compare | summary
+    many: bool = False  # a list asks for several papers
+    base: str | None = None  # the earlier turn's standalone query this leans on
+    how: str = "alone"  # alone | follow-up | points back | stated switch
+    terms: tuple[str, ...] = ()  # what the user's words name ("celcomen", "scannet")
+    parts: tuple[Part, ...] = ()
+    filters: Filters = field(default_factory=Filters)
+    topic: str = ""  # what listed or summarized papers must be about
+    gain: float | None = None  # the retrieval check's rare-word margin, when it ran
+    hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
+
+    @property
+    def prompt_question(self) -> str:
+        """The question the generator is shown: the user's words without chat openers."""
+        ws = _WORD.findall(self.asked)
+        low = words(self.asked)
+        skip = len(low) - len(_without_openers(low))
+        if not skip:
+            return self.asked
+        rest = self.asked[self.asked.find(ws[skip]) :]
+        return rest[:1].upper() + rest[1:] if rest[1:2].islower() else rest
+
+
+# ------------------------------------------------------------------ shape
+def shape(text: str) -> tuple[str, bool]:
+    """(shape, many): "summary", "list" (papers identified, `many` when several are asked for), "which"
+    (one paper asked for), "compare" or "explain"."""
+    ws = _without_openers(words(text))
+    joined = " ".join(ws)
+    if ws and (ws[0] in SUMMARY_HEADS or " overview of " in f" {joined} " or " summary of " in f" {joined} "):
+        return "summary", True
+    head = ws[:8]
+    for i, w in enumerate(head):
+        near = head[i + 1 : i + 5]
+        noun = next((x for x in near if x in PAPER_NOUNS or x in MANY_NOUNS), None)
+        if w in ("which", "what") and i == 0 and noun and not set(near[: near.index(noun)]) & AUX:
+            return ("list", True) if noun in MANY_NOUNS else ("which", False)
+        if w == "there" and i > 0 and head[i - 1] in ("is", "are", "was") and noun:
+            many = noun in MANY_NOUNS or "any" in near
+            return ("list", True) if many else ("which", False)
+        if (w in LIST_VERBS and i == 0 or w == "any") and noun in MANY_NOUNS:
+            return "list", True
+        if w == "many" and i > 0 and head[i - 1] == "how" and noun in MANY_NOUNS:
+            return "list", True
+        if w == "who" and i == 0 and near[:1] and near[0] in ("proposed", "introduced", "wrote", "studied"):
+            return "which", False
+    if ws[:1] and ws[0] in MANY_NOUNS and ws[1:2] and ws[1] in ("on", "about", "that", "using", "by"):
+        return "list", True
+    if set(ws) & COMPARE_WORDS or ("between" in ws and "and" in ws):
+        return "compare", False
+    return "explain", False
+
+
+def topic(text: str) -> str:
+    """What a list, "which paper" or summary question describes: its words after the frame ("Which recent
+    papers", "Is there any work", "Summarize") and without a closing verb of what papers said."""
+    ws = _WORD.findall(text)
+    low = words(text)
+    frame = WH | AUX | PAPER_NOUNS | MANY_NOUNS | LIST_VERBS | SUMMARY_HEADS | OPENERS
+    frame |= {"there", "any", "me", "some", "the", "a", "an", "recent", "all", "of", "on", "about", "that"}
+    frame |= {"many", "give", "overview", "summary"}
+    i = 0
+    while i < len(low) - 1 and low[i] in frame:
+        i += 1
+    end = len(low)
+    if end - i > 1 and low[-1] in SAID_VERBS and set(low[:i]) & AUX:
+        end -= 1
+    return " ".join(ws[i:end]) if i < end else text.strip(" ?.!")
+
+
+# ------------------------------------------------------------------ parts
+def number_asked(text: str) -> str | None:
+    """What a clause asks a number of ("how many cell lines" -> "cell lines", "what accuracy" ->
+    "accuracy"), or None when it asks no number."""
+    ws = words(text)
+    for i, w in enumerate(ws):
+        if w == "how" and ws[i + 1 : i + 2] and ws[i + 1] in NUMBER_HEADS:
+            rest = [x for x in ws[i + 2 : i + 5] if x not in AUX and x not in PRONOUNS]
+            thing = []
+            for x in rest:
+                if x in AUX or x in PRONOUNS or x in ("the", "of", "in", "on", "for", "to"):
+                    break
+                thing.append(x)
+            return " ".join(thing) or ws[i + 1]
+        if w in ("what", "which") and i + 1 < len(ws):
+            for x in ws[i + 1 : i + 5]:
+                if x in MEASURES:
+                    return x
+                if x in AUX and x not in ("is", "are", "was", "were"):
+                    break
+    return None
+
+
+def name_asked(text: str) -> str | None:
+    """The kind of thing a clause asks the name of ("which video model does it use" -> "video model"),
+    or None: "which"/"what" before a noun phrase and its verb; a number or a paper asked for is no name."""
+    ws = words(text)
+    for i, w in enumerate(ws):
+        if w not in ("which", "what"):
+            continue
+        head = []
+        for x in ws[i + 1 : i + 5]:
+            if x in AUX or x in PRONOUNS:
+                break
+            head.append(x)
+        else:
+            return None
+        if head and not set(head) & (MEASURES | PAPER_NOUNS | MANY_NOUNS | WH):
+            return " ".join(h for h in head if h not in ("the", "a", "an", "kind", "of", "type"))
+        return None
+    return None
+
+
+def parts(text: str) -> tuple[Part, ...]:
+    """The clauses a question asks, each with the thing it wants a number of, if any. "How does X compare,
+    and how many cell lines does it use?" -> two parts."""
+    pieces = [p.strip(" ,?") for p in _CLAUSE.split(text) if p and p.strip(" ,?")]
+    pieces = [p for p in pieces if len(content_words(p)) >= 1] or [text.strip()]
+    out = []
+    for p in pieces:
+        number = number_asked(p)
+        out.append(Part(p, number, None if number else name_asked(p)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ chat: does it lean on a turn?
+def user_turns(history: list[dict] | None) -> list[str]:
+    """The user's earlier questions, read as a question is (without the venue)."""
+    return [
+        without_venue(str(m["content"]))
+        for m in (history or [])
+        if m.get("role") == "user" and str(m.get("content", "")).strip()
+    ]
+
+
+def pointer(text: str, turns: list[str]) -> int | None:
+    """The earlier turn an ordinal ("the first one", "back to the second paper", "the former") or
+    "that/this paper" points to, else None."""
+    if not turns:
+        return None
+    for clause in text.translate(_CLAUSE_MARKS).split("|"):
+        back = _pointer(words(clause), turns)
+        if back is not None:
+            return back
+    return None
+
+
+_CLAUSE_MARKS = str.maketrans({c: "|" for c in ":;,?!—–"})
+
+
+def _pointer(ws: list[str], turns: list[str]) -> int | None:
+    for i, w in enumerate(ws):
+        after = ws[i + 1 : i + 2]
+        if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
+            continue  # "the first method to …": a superlative describing a paper, not a pointer
+        the = i > 0 and ws[i - 1] in ("the", "that")
+        if the and w in ORDINALS and (not after or after[0] in POINTER_NOUNS):
+            return min(ORDINALS[w], len(turns) - 1)
+        if the and w in ("former", "latter", "previous", "earlier", "last") and (not after or after[0] in POINTER_NOUNS):
+            return len(turns) - 2 if w == "former" and len(turns) > 1 else len(turns) - 1
+        if w in ("that", "this", "those", "these") and after and after[0] in ("paper", "papers", "one", "work"):
+            return len(turns) - 1
+    return None
+
+
+def states_switch(text: str) -> bool:
+    """The user says the subject changes ("Unrelated: …", "New topic —", "Let's move to …")."""
+    ws = words(text)
+    joined = " ".join(ws[:6])
+    return bool(ws[:3] and set(ws[:3]) & SWITCH_WORDS) or any(joined.startswith(p) or f" {p}" in joined for p in SWITCH_PHRASES)
+
+
+def leans(text: str) -> bool:
+    """The words lean on the chat: a pronoun, a weak definite ("the method"), an ellipsis ("And on X?",
+    "What about …") or too few words to stand alone."""
+    ws = words(text)
+    if set(ws) & PRONOUNS or ws[:1] and ws[0] in ELLIPSIS:
+        return True
+    if " ".join(ws[:2]) in ("what about", "how about"):
+        return True
+    if any(a == "the" and b in DEFINITE_NOUNS for a, b in zip(ws, ws[1:])):
+        return True
+    return not named_terms(text) and len(ws) <= 4
+
+
+def word_gain(question: str, alone: Paper, follow: Paper, idf: Idf) -> tuple[float, int]:
+    """(mass, words): the summed rarity of the question's content words that `alone`'s title and abstract
+    use and `follow`'s don't, minus the reverse; and how many words only the first uses."""
+    qw = content_words(question)
+    only_a = [w for w in qw if w in alone.words and w not in follow.words]
+    only_f = [w for w in qw if w in follow.words and w not in alone.words]
+    return sum(idf(w) for w in only_a) - sum(idf(w) for w in only_f), len(only_a)
+
+
+Retrieve = Callable[[str, Filters], list[Hit]]  # (query, filters) -> hits
+
+
+class Reader:
+    """Reads each question once; a chat's earlier turns are remembered (a chat re-sends its history).
+    `retrieve` runs the engine's retrieval with the caller's depth and filters."""
+
+    def __init__(self, settings, idf: Callable[[], Idf]):
+        self.settings = settings
+        self._idf = idf  # read when first needed (the BM25 side loads lazily)
+        self._cache: OrderedDict[tuple, tuple[str | None, str, float | None]] = OrderedDict()
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def __call__(
+        self, question: str, history: list[dict] | None, retrieve: Retrieve, *, filters=None, key: tuple = ()
+    ) -> Reading:
+        asked = without_venue(question)
+        if not filters:  # "orals on X", "papers by NAME": the question's own filter
+            filters, asked = filters_from_question(asked)
+        turns = user_turns(history)
+        hits: dict[str, list[Hit]] = {}
+        key = (*key, filters.describe())
+        base, how, gain = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
+        kind, many = shape(asked)
+        return Reading(
+            asked=asked,
+            query=f"{asked} ({base})" if base else asked,
+            shape=kind,
+            many=many,
+            base=base,
+            how=how,
+            terms=tuple(sorted(named_terms(asked))),
+            parts=parts(asked),
+            filters=filters,
+            topic=topic(asked),
+            gain=gain,
+            hits=hits,
+        )
+
+    def query_of(self, text: str, turns: list[str], retrieve: Retrieve, key: tuple) -> str:
+        """The standalone query of an earlier turn (itself read in its chat)."""
+        base, _, _ = self._lean(text, turns, retrieve, key, {})
+        return f"{text} ({base})" if base else text
+
+    def _lean(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None]:
+        """(the standalone query of the turn leaned on or None, how it was read, the word gain)."""
+        if not turns:
+            return None, "alone", None
+        ck = (asked, tuple(turns), key)
+        if ck in self._cache and not hits:
+            self._cache.move_to_end(ck)
+            return self._cache[ck]
+        out = self._decide(asked, turns, retrieve, key, hits)
+        self._cache[ck] = out
+        if len(self._cache) > self.settings.condense_cache:
+            self._cache.popitem(last=False)
+        return out
+
+    def _decide(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None]:
+        s = self.settings
+        back = pointer(asked, turns)
+        if back is not None:
+            return self.query_of(turns[back], turns[:back], retrieve, key), "points back", None
+        if states_switch(asked):
+            return None, "stated switch", None
+        base = self.query_of(turns[-1], turns[:-1], retrieve, key)
+        said = leans(asked)
+        follow = f"{asked} ({base})"
+        if not s.condense_check:
+            return (base, "follow-up", None) if said else (None, "alone", None)
+        hits[asked], hits[follow] = retrieve(asked), retrieve(follow)
+        a, f = hits[asked], hits[follow]
+        if not a or not f or a[0].paper.paper_id == f[0].paper.paper_id:
+            return (base, "follow-up", None) if said else (None, "alone", None)
+        gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
+        if gain >= s.switch_min_gain and n >= s.switch_min_words:
+            return None, "alone", gain
+        if gain <= -s.follow_min_gain:
+            return base, "follow-up", gain
+        return (base, "follow-up", gain) if said else (None, "alone", gain)

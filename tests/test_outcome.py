@@ -1,0 +1,138 @@
+"""rag.outcome: one decision per question, with fakes (a word-overlap judge, hand-made abstracts):
+refuse only when nothing is relevant; a caveat with a code for a missing name or an unstated part; every
+other part answered from its own best sentences."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from rag.cite import Judge
+from rag.evidence import select
+from rag.outcome import NOTHING_RELEVANT, decide
+from rag.reading import Reader
+from rag.types import Hit, Paper
+from tests.conftest import FakeEmbedder
+
+PAPERS = [
+    Paper(
+        "a",
+        "We introduce FooNet, a diffusion model of cell morphology. FooNet is trained on 12 cell lines "
+        "from three microscopes. It predicts morphology under unseen drug perturbations.",
+        "f",
+        0,
+        title="FooNet: diffusion for cell painting",
+    ),
+    Paper(
+        "b",
+        "We present BarNet, a graph network for weather forecasting. BarNet is evaluated on 40 benchmark "
+        "tasks. It beats numerical models at ten-day lead times.",
+        "f",
+        1,
+        title="BarNet: graph weather forecasting",
+    ),
+    Paper(
+        "c",
+        "We study sparse attention for long documents. Our kernel is faster than dense attention on GPUs.",
+        "f",
+        2,
+        title="Sparse attention for long documents",
+    ),
+]
+
+
+def settings(**kw):
+    base = dict(
+        context_papers=3,
+        focus_broad_ratio=0.7,
+        # nothing relevant when the best sentence scores under about 0.1
+        refuse_model={"relevance": (0.0, 1.0, -40.0)},
+        refuse_intercept=4.0,
+        refuse_bar=0.5,
+        # a part is not stated when its words' share in its papers plus its best score is under about 0.7
+        caveat_model={"cover": (0.0, 1.0, -10.0), "score": (0.0, 1.0, -10.0)},
+        caveat_intercept=7.0,
+        caveat_bar=0.5,
+        part_sentences=2,
+        part_share=0.85,
+        number_window=8,
+        condense_check=False,
+        condense_cache=8,
+    )
+    return SimpleNamespace(**{**base, **kw})
+
+
+JUDGE = Judge(FakeEmbedder(), cos_weight=0.0)  # content-word overlap only: deterministic
+
+
+def idf(word):
+    return 1.0
+
+
+def ask(question, order=("a", "b", "c"), known=lambda w: False, **kw):
+    s = settings(**kw)
+    reading = Reader(s, lambda: idf)(question, None, lambda q, f: [])
+    papers = {p.paper_id: p for p in PAPERS}
+    hits = [Hit(papers[i], 1.0) for i in order]
+    evset = select(reading.query, hits, JUDGE)
+    return reading, decide(reading, evset, JUDGE, idf, known, s)
+
+
+def quoted(outcome):
+    return [e.text for pa in outcome.parts for e in pa.quotes]
+
+
+def test_nothing_relevant_is_the_only_refusal():
+    _, out = ask("What is the capital of France?")
+    assert out.refused == NOTHING_RELEVANT
+
+
+def test_a_missing_detail_is_a_caveat_and_the_rest_is_answered():
+    reading, out = ask("How does FooNet predict morphology, and how many GPUs does it train on?")
+    assert out.refused is None
+    assert [p.number for p in reading.parts] == [None, "gpus"]
+    first, second = out.parts
+    assert first.caveat is None and any("predicts morphology" in t for t in quoted(out))
+    assert second.caveat is not None and second.caveat.code == "no_number"
+    assert second.caveat.part == 1 and "FooNet" in second.caveat.text
+    assert [c.code for c in out.caveats] == ["no_number"]
+
+
+def test_a_number_stated_answers_its_part_with_the_sentence_that_states_it():
+    _, out = ask("How many cell lines is FooNet trained on?")
+    assert not out.caveats
+    assert quoted(out) == ["FooNet is trained on 12 cell lines from three microscopes."]
+
+
+def test_each_part_is_answered_from_the_paper_it_names():
+    _, out = ask("How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?")
+    assert out.refused is None and not out.caveats
+    texts = " ".join(quoted(out))
+    assert "12 cell lines" in texts and "40 benchmark tasks" in texts
+    assert out.focus == {1, 2}
+
+
+def test_a_name_no_abstract_mentions_is_a_caveat_not_a_refusal():
+    _, out = ask("How does FooNet compare with QuuxNet on cell morphology?")
+    assert out.refused is None
+    assert [c.code for c in out.caveats] == ["term_absent"]
+    assert out.caveats[0].text == "No indexed abstract mentions “QuuxNet”."
+    _, out = ask("Does FooNet beat QuuxNet?", known=lambda w: True)  # indexed elsewhere, not retrieved
+    assert out.caveats[0].text == "None of the closest abstracts mentions “QuuxNet”."
+
+
+def test_one_of_two_offered_names_is_enough():
+    _, out = ask("Is FooNet trained with QuuxNet or BarNet?")
+    assert not [c for c in out.caveats if c.code == "term_absent"]
+
+
+def test_an_unstated_part_is_named_in_the_users_words():
+    _, out = ask("Which optimizer and learning schedule does FooNet train with?")
+    (c,) = out.caveats
+    assert c.code == "not_stated" and "optimizer" in c.text and "schedule" in c.text
+
+
+@pytest.mark.parametrize("bar, refused", [(0.99, None), (0.0, NOTHING_RELEVANT)])
+def test_the_refusal_is_one_bar_on_the_fitted_model(bar, refused):
+    _, out = ask("How does FooNet predict morphology?", refuse_bar=bar)
+    assert out.refused == refused
+    assert 0.0 <= out.signals["p_nothing"] <= 1.0

@@ -1,0 +1,159 @@
+"""rag.reading: a question read once into a Reading (shape, parts, names, leaning on the chat)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from rag.filters import Filters
+from rag.reading import Reader, leans, number_asked, parts, pointer, shape, states_switch, topic, words
+from rag.types import Hit, Paper
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Which papers study protein design with diffusion?", ("list", True)),
+        ("What recent works use graph transformers for weather?", ("list", True)),
+        ("Is there any work on speculative decoding?", ("list", True)),
+        ("Are there papers about data pruning?", ("list", True)),
+        ("List papers on model merging", ("list", True)),
+        ("Papers on federated unlearning?", ("list", True)),
+        ("How many papers study grokking?", ("list", True)),
+        ("Which paper shows that a single attention layer can sort?", ("which", False)),
+        ("Is there a paper that trains robots from videos?", ("which", False)),
+        ("Who proposed the FooNet optimizer?", ("which", False)),
+        ("Summarize the work on test-time scaling", ("summary", True)),
+        ("Give me an overview of tabular foundation models", ("summary", True)),
+        ("How do FooNet and BarNet differ in their training data?", ("compare", False)),
+        ("Compare FooNet with BarNet", ("compare", False)),
+        ("What does FooNet do?", ("explain", False)),
+        ("Which dataset does FooNet use?", ("explain", False)),  # a fact of a paper, not a paper
+        ("What loss do the authors of FooNet minimise?", ("explain", False)),
+        ("OK so which papers use LoRA for vision?", ("list", True)),
+    ],
+)
+def test_shape(question, expected):
+    assert shape(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("How many cell lines does FooNet use?", "cell lines"),
+        ("how much faster is it than the baseline?", "faster"),
+        ("What accuracy does BarNet reach on ImageNet?", "accuracy"),
+        ("What is the speedup over FlashAttention?", "speedup"),
+        ("What does FooNet do?", None),
+        ("Which benchmark do they use?", None),
+    ],
+)
+def test_number_asked(question, expected):
+    assert number_asked(question) == expected
+
+
+def test_parts_split_at_new_clauses_and_read_what_each_asks():
+    got = parts("How does FooNet compare with the baseline, and how many cell lines does it use?")
+    assert [p.text for p in got] == ["How does FooNet compare with the baseline", "how many cell lines does it use"]
+    assert [p.number for p in got] == [None, "cell lines"]
+    two = parts("What model size do they train? Which GPUs?")
+    assert len(two) == 2
+    # "and" inside a description is no new clause
+    assert len(parts("Which paper combines symbolic and neural planning?")) == 1
+
+
+def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
+    assert topic("Which recent papers study diffusion models for proteins?") == "diffusion models for proteins"
+    assert topic("Is there any work on speculative decoding?") == "speculative decoding"
+    assert topic("What did the papers on machine unlearning claim?") == "machine unlearning"
+    assert topic("Summarize the work on test-time scaling") == "test-time scaling"
+
+
+def test_pointers_switches_and_leaning_words():
+    turns = ["What does FooNet do?", "And BarNet?", "What about BazNet?"]
+    assert pointer("Back to the first one: what data does it use?", turns) == 0
+    assert pointer("Does the second paper use labels?", turns) == 1
+    assert pointer("Tell me more about that paper", turns) == 2
+    assert pointer("the first time a model learns", turns) is None  # "first" of something else
+    assert pointer("It is the first method to do so", turns) is None
+    assert states_switch("Unrelated: what is BarNet?")
+    assert states_switch("New topic - which papers use LoRA?")
+    assert not states_switch("What does the switching cost depend on?")
+    assert leans("Does it also handle occlusion?")
+    assert leans("And on CIFAR-10?")
+    assert leans("What about the ablations?")
+    assert leans("Datasets used?")  # too short to stand alone
+    assert not leans("Which benchmark does FooNet introduce for long-context retrieval?")
+
+
+def test_words_straighten_apostrophes():
+    assert words("What’s FooNet's loss?") == ["what's", "foonet's", "loss"]
+
+
+def _hit(pid: str, text: str, title: str = "") -> Hit:
+    return Hit(Paper(pid, text, "f.jsonl", 0, title=title), 1.0)
+
+
+class _FakeRetrieval:
+    """Retrieves by word overlap with each paper's text (no model): enough to test the reading check."""
+
+    def __init__(self, papers):
+        self.papers = papers
+        self.calls = []
+
+    def __call__(self, query, filters):
+        self.calls.append((query, filters))
+        query = query.split("(", 1)[-1]  # a follow-up reading is led by the turn it leans on
+        q = {w.strip("?.,()").lower() for w in query.split()}
+        scored = sorted(self.papers, key=lambda p: -len(q & {w.lower() for w in p.text.split()}))
+        return [Hit(p, 1.0) for p in scored]
+
+
+def _reader(switch_min_gain=1.0):
+    s = SimpleNamespace(condense_check=True, switch_min_gain=switch_min_gain, switch_min_words=2, follow_min_gain=1.0, condense_cache=8)
+    return Reader(s, lambda: (lambda w: 2.0))
+
+
+PAPERS = [
+    Paper("a", "FooNet segments cells in microscopy images with a diffusion prior", "f", 0, title="FooNet"),
+    Paper("b", "BarNet forecasts weather with graph networks over the globe", "f", 1, title="BarNet"),
+]
+
+
+def test_a_follow_up_with_a_pronoun_leans_on_the_last_turn():
+    fake = _FakeRetrieval(PAPERS)
+    history = [{"role": "user", "content": "What does FooNet do?"}, {"role": "assistant", "content": "…"}]
+    r = _reader()("Does it use a prior?", history, fake)
+    assert r.how == "follow-up" and r.base == "What does FooNet do?"
+    assert r.query == "Does it use a prior? (What does FooNet do?)"
+    assert r.asked == "Does it use a prior?"  # stages read the user's words, never the joined query
+
+
+def test_a_new_subject_in_rare_words_is_read_alone_even_with_a_pronoun():
+    fake = _FakeRetrieval(PAPERS)
+    history = [{"role": "user", "content": "What does FooNet do?"}]
+    r = _reader()("How does it forecast weather over the globe with graph networks?", history, fake)
+    assert r.how == "alone" and r.base is None and r.gain and r.gain > 0
+
+
+def test_a_stated_switch_and_a_pointer_need_no_retrieval_check():
+    fake = _FakeRetrieval(PAPERS)
+    history = [{"role": "user", "content": "What does FooNet do?"}, {"role": "user", "content": "What does BarNet do?"}]
+    assert _reader()("Unrelated: what is a diffusion prior?", history, fake).how == "stated switch"
+    r = _reader()("Back to the first one: which images?", history, fake)
+    assert r.how == "points back" and r.base == "What does FooNet do?"
+    assert fake.calls == []
+
+
+def test_a_question_names_its_filter_and_is_read_without_it():
+    fake = _FakeRetrieval(PAPERS)
+    r = _reader()("Which orals are about weather forecasting?", None, fake)
+    assert r.filters.decision == "oral" and "oral" not in r.asked.lower()
+    assert r.shape == "list" and r.topic == "weather forecasting"
+    given = _reader()("Which orals are about weather?", None, fake, filters=Filters("poster"))
+    assert given.filters.decision == "poster"  # the caller's filter wins
+
+
+def test_the_generator_sees_the_question_without_chat_openers():
+    r = _reader()("OK so, what does FooNet do?", None, _FakeRetrieval(PAPERS))
+    assert r.prompt_question == "What does FooNet do?"
+    assert _reader()("mRNA design with FooNet?", None, _FakeRetrieval(PAPERS)).prompt_question.startswith("mRNA")
