@@ -226,6 +226,8 @@ def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
 
 def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
     hybrid = [r for r in rows if r.get("config") == "hybrid" and not r.get("error")]
+    if not any("sides" in r for r in rows):  # a gate replay: no retrieval sides were dumped
+        return {}
     base = hybrid or [r for r in rows if r.get("config") in ENGINE_MODES and not r.get("error")]
     gold_of = lambda r: [frozenset(k) for k in r["gold_keys"]]  # noqa: E731
     answers = [r for r in base if r.get("task") == "answer"]  # summaries refuse on another signal

@@ -4,7 +4,7 @@ reader would see as broken in a sentence shown with a citation.
 A cited sentence is defective when it is
 - a fragment: it starts in the middle of a clause (a lowercase word, a closing bracket or punctuation),
   or ends on a function word or without closing its brackets, quotes or math;
-- repetitive: a run of four words or more appears twice in it;
+- repetitive: a run of five words, two of them content words, appears twice in it;
 - not contained in what it cites: a number, or a word in capitals or with a digit, that the cited
   abstract sentences (and the paper's title) don't contain, or more than a fifth of its content words
   absent from them.
@@ -21,7 +21,9 @@ from eval.metrics import nltk_stopwords
 _TOKEN = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
-_ENDS_ON = frozenset("the a an of and or to with which that than as by is are was were for in on from its their".split())
+_ENDS_ON = frozenset("the a an of and or with which that than by".split())
+_ENUM = re.compile(r"(?<![\w(])(?:\d{1,2}|[ivx]{1,4}|[a-h])\)")  # "1) …, 2) …": an enumeration, not a bracket
+_MATH = re.compile(r"(?<!\\)\$[^$]*\$")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
@@ -38,12 +40,12 @@ def _words(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text)]
 
 
-def fragment(sentence: str) -> str | None:
-    """Why the sentence reads as a fragment, or None."""
+def fragment(sentence: str, labels: Sequence[str] = ()) -> str | None:
+    """Why the sentence reads as a fragment, or None. `labels`: paper titles that may lead it ("Title: …")."""
     s = _MARKER.sub("", sentence).strip()
-    if ": " in s[:200]:  # "Title: sentence": the sentence after the paper's label
-        head, rest = s.split(": ", 1)
-        s = rest if len(head) > 3 else s
+    for label in labels:
+        if label and s.startswith(f"{label}: "):
+            s = s[len(label) + 2 :]
     if not s:
         return "empty"
     first = s[0]
@@ -56,17 +58,21 @@ def fragment(sentence: str) -> str | None:
         return "too short"
     if words[-1] in _ENDS_ON and not s.endswith(("?", "!")):
         return "cut off"
+    bare = _ENUM.sub(" ", _MATH.sub(" ", s))
     for a, b in _PAIRS:
-        if s.count(a) != s.count(b):
+        if bare.count(a) != bare.count(b):
             return "unbalanced brackets"
     if len(re.findall(r"(?<!\\)\$", s)) % 2:
         return "unclosed math"
     return None
 
 
-def repeated(sentence: str, n: int = 4) -> bool:
-    words = [w.lower() for w in _words(_MARKER.sub("", sentence))]
+def repeated(sentence: str, n: int = 5) -> bool:
+    """A run of `n` words, two of them content words, that appears twice."""
+    stop = nltk_stopwords()
+    words = [w.lower() for w in _words(_MATH.sub(" ", _MARKER.sub("", sentence)))]
     grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    grams = [g for g in grams if sum(w not in stop and not w.isdigit() for w in g) >= 2]
     return len(grams) != len(set(grams))
 
 
@@ -91,10 +97,10 @@ def uncontained(sentence: str, cited: Sequence[str]) -> str | None:
     return None
 
 
-def defects(sentence: str, cited: Sequence[str]) -> list[str]:
-    """Every defect of one cited sentence ([] when clean)."""
+def defects(sentence: str, cited: Sequence[str], labels: Sequence[str] = ()) -> list[str]:
+    """Every defect of one cited sentence ([] when clean); `labels`: titles that may lead it."""
     out = []
-    why = fragment(sentence)
+    why = fragment(sentence, labels)
     if why:
         out.append(f"fragment: {why}")
     if repeated(sentence):
@@ -117,7 +123,8 @@ def answer_defects(row: dict) -> list[dict]:
         cited += [sources[n]["text"][a:b] for n, a, b in s.get("spans") or [] if n in sources]
         if not s.get("spans"):  # no sentence named: the whole cited abstract
             cited += [sources[n]["text"] for n in s["citations"] if n in sources]
-        found = defects(s["text"], cited)
+        titles = [sources[n]["title"] or "" for n in s["citations"] if n in sources]
+        found = defects(s["text"], cited, titles)
         if found:
             out.append({"text": s["text"], "defects": found})
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-REFUSE = ("relevance", "cosine", "cover")
+REFUSE = ("relevance", "cosine", "cover", "named")
 CAVEAT = ("cover", "score", "missing", "typed", "which")
 MISSING = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
@@ -76,7 +76,7 @@ def _bar(p: np.ndarray, y: np.ndarray, budget: float) -> float:
 
 def fit(rows: list[dict], refuse_budget: float, caveat_budget: float) -> dict:
     y = np.array([0 if r["answerable"] else 1 for r in rows])
-    xr = np.array([[r["signals"][k] for k in REFUSE] for r in rows])
+    xr = np.array([[r["signals"].get(k, 1.0) for k in REFUSE] for r in rows])
     rm, ri = _fit(xr, y)
     rbar = _bar(_p(rm, ri, xr), y, refuse_budget)
     withparts = [i for i, r in enumerate(rows) if part_x(r) is not None]
@@ -92,7 +92,7 @@ def fit(rows: list[dict], refuse_budget: float, caveat_budget: float) -> dict:
 def decide(model: dict, r: dict) -> tuple[bool, bool]:
     """(refused, caveat on what was asked) of one row under a fitted model, replayed from its signals."""
     rm, ri, rbar = model["refuse"]
-    refused = float(_p(rm, ri, np.array([[r["signals"][k] for k in REFUSE]]))[0]) >= rbar
+    refused = float(_p(rm, ri, np.array([[r["signals"].get(k, 1.0) for k in REFUSE]]))[0]) >= rbar
     terms = any(c["code"] == "term_absent" for c in r.get("caveats") or [])
     lists = any(c["code"] == "partial_match" for c in r.get("caveats") or []) and not r.get("parts")
     px = part_x(r)

@@ -56,7 +56,9 @@ def ask_streaming(engine, question: str, history: list[dict], **kw):
     return ans, "".join(raw), stream
 
 
-def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, generate: bool) -> dict:
+def engine_row(
+    engine, q: dict, mode: str, gold: list, top_k: int, depth: int, generate: bool, calibrate: bool = True
+) -> dict:
     task = "summarize" if q["type"] == "summary" else "answer"
     row = base_row(q, mode, gold, task)
     row["mode"] = mode
@@ -117,8 +119,8 @@ def engine_row(engine, q: dict, mode: str, gold: list, top_k: int, depth: int, g
         )
         row["retrieved"] = [_pd(h.paper, h.score) for h in deep[:top_k]]
     row["ranked"] = [_pd(h.paper, h.score) for h in deep]
-    feats, sides = features(engine, standalone, deep, top_k, task)
-    row["features"], row["sides"] = feats, sides
+    if calibrate:  # the retrieval sides behind the fusion grid (a gate replay skips them)
+        row["features"], row["sides"] = features(engine, standalone, deep, top_k, task)
     return row
 
 
@@ -143,6 +145,7 @@ def main(
     llm=None,
     split: str | None = None,
     scale: str | None = None,
+    calibrate: bool = True,
 ) -> dict:
     """Run the eval and write OUT/report.json, report.md, rows.jsonl and *.png. Returns the report dict.
 
@@ -193,7 +196,9 @@ def main(
                 if config == "baseline":
                     row = baseline.row(q, gold, depth)
                 else:
-                    row = engine_row(engine, q, config, gold, top_k, depth, generate=not retrieval_only)
+                    row = engine_row(
+                        engine, q, config, gold, top_k, depth, not retrieval_only, calibrate=calibrate
+                    )
             except Exception as e:  # one broken question must not lose the run
                 row = base_row(q, config, gold, "answer")
                 row["error"] = f"{type(e).__name__}: {e}"

@@ -55,6 +55,8 @@ def _print_answer(ans) -> None:
     from rag.export import marked
 
     typer.echo(marked(ans))  # an unsupported sentence says so where it stands
+    for c in ans.caveats:  # what the evidence does not cover, in one line each
+        typer.echo(f"Note: {c.text}")
     if ans.suggested_question:
         typer.echo(f"\nDid you mean: {ans.suggested_question}")
     if ans.refused and ans.retrieved:

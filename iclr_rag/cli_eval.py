@@ -59,6 +59,7 @@ def eval_cmd(
         from eval.gate import CopyingLLM
 
         extra["llm"] = CopyingLLM()
+        extra["calibrate"] = False  # the decisions are the point: no fusion-grid sides
     rep = eval.run.main(
         questions,
         corpus,

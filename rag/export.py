@@ -280,14 +280,17 @@ def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:
             if c.paper_id not in refs:
                 refs[c.paper_id] = (len(refs) + 1, _cited(a, c))
             renumber[c.n] = refs[c.paper_id][0]
+        caveats = [f"> Note: {_md(c.text)}" for c in getattr(a, "caveats", None) or []]
         if getattr(a, "refused", False):
             lines.append(_md(a.answer) or REFUSAL)
+            lines += ["", *caveats] if caveats else []
             related = [h.paper for h in (a.retrieved or [])[:5]]
             if related:
                 lines += ["", "Closest papers:"]
                 lines += [f"- {_md(_label(p))}" + (f" <{_url(p)}>" if _url(p) else "") for p in related]
         else:
             lines.append(_answer_body(a, renumber))
+            lines += ["", *caveats] if caveats else []
         lines.append("")
     if refs:
         lines += ["## References", ""]

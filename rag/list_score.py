@@ -22,7 +22,7 @@ from collections import Counter
 import numpy as np
 
 from rag.cite import blend as cite_blend
-from rag.text import INJECTION, WORD, Idf, content_words, stem
+from rag.text import CONTRIBUTION, INJECTION, WORD, Idf, content_words, stem
 from rag.types import Hit
 
 FEATURES = (
@@ -44,7 +44,7 @@ _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
 # a sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
 # a near miss mentions it among its tasks or motivation
-_STATES = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propos|introduc|present)", re.I)
+_STATES = CONTRIBUTION
 _BM25_K1, _BM25_B = 1.2, 0.75
 # full index, idf shares: "unlearning" of "machine unlearning" 0.61, "speculative" of "speculative decoding"
 # 0.62, "diffusion" of "diffusion models" 0.86 (enough to show the topic); "model" 0.14, "graph" of "graph

@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rag.cite import Evidence, Judge
 from rag.evidence import EvidenceSet
 from rag.names import alternatives, field_word, mentions, named_terms
 from rag.reading import AUX, PRONOUNS, WH, Part, Reading
-from rag.text import NUMBER, WORD, Idf, content_words, flatten, key_terms, stem
+from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, key_terms, stem
 from rag.types import Caveat, Hit
 
 NOTHING_RELEVANT = "nothing_relevant"
@@ -28,7 +30,8 @@ FRAME = frozenset(
         "paper papers work study method approach model abstract authors propose proposed introduce use used "
         "using report reported show shown find found present achieve reach get fare perform handle deal work "
         "compare compared main key new exactly specifically kind type sort many much tell explain describe "
-        "give mean idea exist anything something way ways help lead result results"
+        "give mean idea exist anything something way ways help lead result results first second third one "
+        "former latter previous earlier also"
     ).split()
 ) | {stem(w) for w in WH | AUX | PRONOUNS}
 
@@ -78,7 +81,7 @@ def term_caveats(reading: Reading, hits: list[Hit], known) -> list[Caveat]:
     """A name the user's words ask about that no retrieved abstract mentions (one of "A or B" is enough):
     "No indexed abstract mentions “Asch”." Numbers are left to the evidence check."""
     texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
-    terms = {t for t in reading.terms if not t[:1].isdigit()}
+    terms = {t for t in reading.terms if not t[:1].isdigit() and not field_word(t)}  # a kind is asked, not named
     out = []
     for group in alternatives(reading.asked, terms):
         if any(mentions(x, t) for x in texts for t in group):
@@ -176,6 +179,8 @@ def answer_part(
     elif part.name:  # only one naming something the question doesn't
         title = lambda e: evset.hits[e.paper_n - 1].paper.title or ""  # noqa: E731
         scores = scores * [names_new(e.text, reading.asked, title(e)) for e in pool]
+    if not words:  # "What does X do?": what the paper says it contributes answers it
+        scores = scores + s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in pool])
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
     lacking_mass = sum(idf(w) for w in words if w not in have)
     x = {
@@ -228,7 +233,10 @@ def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> di
     words = asked_words(reading.query, reading.terms) | content_words(" ".join(reading.terms))
     cover = max((idf_cover(words, h.paper.words, idf) for h in hits), default=0.0)
     cos = max((h.cosine for h in hits if h.cosine is not None), default=0.0)
-    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover}
+    names = [t for t in reading.terms if not field_word(t) and not t[:1].isdigit()]
+    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    named = sum(any(mentions(x, t) for x in texts) for t in names) / len(names) if names else 1.0
+    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover, "named": named}
 
 
 def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, s) -> Outcome:

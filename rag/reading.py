@@ -147,7 +147,7 @@ def topic(text: str) -> str:
     low = words(text)
     frame = WH | AUX | PAPER_NOUNS | MANY_NOUNS | LIST_VERBS | SUMMARY_HEADS | OPENERS
     frame |= {"there", "any", "me", "some", "the", "a", "an", "recent", "all", "of", "on", "about", "that"}
-    frame |= {"many", "give", "overview", "summary"}
+    frame |= {"many", "give", "overview", "summary", "in", "this", "these", "collection", "here"}
     i = 0
     while i < len(low) - 1 and low[i] in frame:
         i += 1
@@ -182,10 +182,11 @@ def number_asked(text: str) -> str | None:
 
 def name_asked(text: str) -> str | None:
     """The kind of thing a clause asks the name of ("which video model does it use" -> "video model"),
-    or None: "which"/"what" before a noun phrase and its verb; a number or a paper asked for is no name."""
+    or None: "which" before a noun phrase and its verb; a number or a paper asked for is no name ("what
+    data …" is often answered by a description, not a name)."""
     ws = words(text)
     for i, w in enumerate(ws):
-        if w not in ("which", "what"):
+        if w != "which":
             continue
         head = []
         for x in ws[i + 1 : i + 5]:

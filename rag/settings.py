@@ -169,7 +169,7 @@ class GroundingSettings(BaseModel):
         "contained in the sentences it cites.",
     )
     refuse_model: dict[str, tuple[float, float, float]] = D(
-        {"relevance": (0.45, 0.12, -1.5), "cosine": (0.45, 0.12, -1.0), "cover": (0.6, 0.25, -1.5)},
+        {"relevance": (0.45, 0.12, -1.5), "cosine": (0.45, 0.12, -1.0), "cover": (0.6, 0.25, -1.5), "named": (0.8, 0.3, -1.0)},
         "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
         "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
         "(`rag eval-fit`, eval/results/outcome-fit).",
@@ -185,6 +185,9 @@ class GroundingSettings(BaseModel):
     caveat_bar: float = D(0.5, "A part gets a caveat when the model's probability of not stated reaches this.")
     number_window: int = D(8, "A number answers a part when it stands within this many words of what is asked.")
     part_sentences: int = D(2, "Sentences quoted per part and paper.")
+    contribution_bonus: float = D(
+        0.15, "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score."
+    )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
     focus_broad_ratio: float = D(
         0.7, "A compare or list question may cite every source this close to the most relevant one."

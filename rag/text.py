@@ -33,6 +33,9 @@ INJECTION = re.compile(
     re.I,
 )
 
+# a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …")
+CONTRIBUTION = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propos|introduc|present)", re.I)
+
 # words every abstract uses, stopwords for matching but content words of names ("finite element method")
 PAPER_WORDS = frozenset(
     "paper papers abstract abstracts propose proposes proposed study work method approach also using use used uses new show shows".split()

@@ -1,6 +1,8 @@
-"""The support judge, citation binding, extractive fallback and the answerability check."""
+"""The support judge, citation binding, and the clean-sentence gate for generated sentences."""
 
-from rag.cite import bind, extractive, split_markers
+import pytest
+
+from rag.cite import bind, clean_claim, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
 
@@ -89,8 +91,30 @@ def test_drop_unsupported_setting(judge):
     assert [s.text for s in sents] == ["Celcomen is a graph neural network."]
 
 
-def test_extractive_answer_cites_every_sentence(judge):
-    out = extractive("What data is Celcomen validated on?", [Hit(CEL, 1.0), Hit(RL, 0.5)], judge)
-    assert "glioblastoma" in out and "[1]" in out
-    _, sents, _ = bind(out, [Hit(CEL, 1.0), Hit(RL, 0.5)], judge, 0.0)
-    assert sents and all(s.citations for s in sents)
+def test_bound_sentences_carry_the_abstract_sentence_that_supports_them(judge):
+    _, sents, _ = bind("Celcomen is a generative graph neural network [1].", [Hit(CEL, 1.0)], judge, 0.45)
+    ((n, a, b),) = sents[0].spans
+    assert n == 1 and "graph neural network" in CEL.text[a:b]
+
+
+EVIDENCE = [
+    "MorphoDiff is trained on 3 cell lines and predicts morphology under 135 perturbations.",
+    "It outperforms the GAN baseline on FID.",
+]
+
+
+@pytest.mark.parametrize(
+    "sentence, clean",
+    [
+        ("MorphoDiff is trained on 3 cell lines.", True),
+        ("MorphoDiff outperforms the GAN baseline on FID.", True),
+        ("MorphoDiff is trained on 5 cell lines.", False),  # a number the evidence lacks
+        ("MorphoDiff beats StyleGAN on FID.", False),  # a name the evidence lacks
+        ("MorphoDiff predicts morphology and reduces toxicity in patients.", False),  # words it lacks
+        ("trained on 3 cell lines and predicts morphology.", False),  # starts mid-clause
+        ("MorphoDiff is trained on 3 cell lines and the", False),  # cut off
+        ("MorphoDiff is trained on 3 cell lines and 3 cell lines and more.", False),  # a repeated run
+    ],
+)
+def test_a_generated_sentence_is_shown_cited_only_when_clean_and_contained(sentence, clean):
+    assert clean_claim(sentence, EVIDENCE) is clean

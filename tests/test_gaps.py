@@ -1,10 +1,7 @@
 """rag/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
 
-import pytest
 
-from rag.gaps import _absent_runs, missing_aspects, not_in_paper, presupposes, unknown_words
-from rag.types import Hit
-from tests.conftest import CEL, RL
+from rag.gaps import _absent_runs, missing_aspects, unknown_words
 
 PRECONDITIONER = (
     "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
@@ -62,34 +59,6 @@ def test_a_task_swapped_for_another_is_lacking_however_little_it_moves_the_vecto
     ) == [[]]
 
 
-@pytest.mark.parametrize(
-    "q, want",
-    [
-        ("Does it also work for video?", True),
-        ("did they test it on real robots?", True),
-        ("OK, and how do they handle missing values?", True),
-        ("Can the method run online?", True),
-        ("Why does it need two stages?", True),
-        ("which backbones did they compare for classifying kidney stones?", False),
-        ("What does EvoGen do?", False),
-        ("in the work on protein folding, do they release code?", False),
-    ],
-)
-def test_a_clause_about_a_pronoun_subject_presupposes_it(q, want):
-    assert presupposes(q) is want
-
-
-def test_not_in_paper_needs_the_paper_to_miss_most_of_the_words_and_another_to_use_them():
-    cel, rl = Hit(CEL, 1.0), Hit(RL, 0.5)
-    assert not_in_paper("Does it handle fetal spleen tissue?", "", cel, [cel, rl], None, 0.2, 1.0) is None
-    # words no indexed paper uses are a turn of phrase, not a topic some other paper has
-    odd = "Does it handle zorblaxian quuxification?"
-    assert not_in_paper(odd, "", cel, [cel, rl], None, 0.2, 1.0) is None
-    assert (
-        not_in_paper("Can they use offline agents?", "", cel, [cel, rl], None, 0.2, 1.0) == "offline agents"
-    )
-
-
 def test_a_mistyped_function_word_no_abstract_uses_is_no_part_of_the_topic(judge):
     topic = "graph networks wheter they forecast weather"
     known = lambda w: w.lower() not in {"wheter", "histopathology"}  # noqa: E731 - what the index has seen
@@ -125,3 +94,14 @@ def test_unknown_words_are_the_topics_words_no_abstract_uses_in_any_spelling():
         "knitting"
     ]
     assert unknown_words("who's doing the network's generation", known) == []
+
+
+def test_a_task_asked_of_a_paper_doing_another_is_a_swap():
+    from rag.gaps import swapped_task, tasks
+
+    assert tasks("Text-to-image synthesis and object detectors") == {"generation", "detection"}
+    detection = "An interactive state space model for 3D object detection."
+    assert swapped_task("semantic segmentation", detection)
+    assert not swapped_task("image generation", "A text-to-image synthesis model.")  # the same task
+    assert not swapped_task("semantic segmentation", "A new state space model.")  # no task named: unknown
+    assert not swapped_task("interactive queries", detection)  # no task asked

@@ -104,7 +104,9 @@ def test_a_number_stated_answers_its_part_with_the_sentence_that_states_it():
 
 
 def test_each_part_is_answered_from_the_paper_it_names():
-    _, out = ask("How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?")
+    _, out = ask(
+        "How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?"
+    )
     assert out.refused is None and not out.caveats
     texts = " ".join(quoted(out))
     assert "12 cell lines" in texts and "40 benchmark tasks" in texts

@@ -53,7 +53,10 @@ def test_number_asked(question, expected):
 
 def test_parts_split_at_new_clauses_and_read_what_each_asks():
     got = parts("How does FooNet compare with the baseline, and how many cell lines does it use?")
-    assert [p.text for p in got] == ["How does FooNet compare with the baseline", "how many cell lines does it use"]
+    assert [p.text for p in got] == [
+        "How does FooNet compare with the baseline",
+        "how many cell lines does it use",
+    ]
     assert [p.number for p in got] == [None, "cell lines"]
     two = parts("What model size do they train? Which GPUs?")
     assert len(two) == 2
@@ -62,7 +65,9 @@ def test_parts_split_at_new_clauses_and_read_what_each_asks():
 
 
 def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
-    assert topic("Which recent papers study diffusion models for proteins?") == "diffusion models for proteins"
+    assert (
+        topic("Which recent papers study diffusion models for proteins?") == "diffusion models for proteins"
+    )
     assert topic("Is there any work on speculative decoding?") == "speculative decoding"
     assert topic("What did the papers on machine unlearning claim?") == "machine unlearning"
     assert topic("Summarize the work on test-time scaling") == "test-time scaling"
@@ -109,8 +114,14 @@ class _FakeRetrieval:
 
 
 def _reader(switch_min_gain=1.0):
-    s = SimpleNamespace(condense_check=True, switch_min_gain=switch_min_gain, switch_min_words=2, follow_min_gain=1.0, condense_cache=8)
-    return Reader(s, lambda: (lambda w: 2.0))
+    s = SimpleNamespace(
+        condense_check=True,
+        switch_min_gain=switch_min_gain,
+        switch_min_words=2,
+        follow_min_gain=1.0,
+        condense_cache=8,
+    )
+    return Reader(s, lambda: lambda w: 2.0)
 
 
 PAPERS = [
@@ -137,7 +148,10 @@ def test_a_new_subject_in_rare_words_is_read_alone_even_with_a_pronoun():
 
 def test_a_stated_switch_and_a_pointer_need_no_retrieval_check():
     fake = _FakeRetrieval(PAPERS)
-    history = [{"role": "user", "content": "What does FooNet do?"}, {"role": "user", "content": "What does BarNet do?"}]
+    history = [
+        {"role": "user", "content": "What does FooNet do?"},
+        {"role": "user", "content": "What does BarNet do?"},
+    ]
     assert _reader()("Unrelated: what is a diffusion prior?", history, fake).how == "stated switch"
     r = _reader()("Back to the first one: which images?", history, fake)
     assert r.how == "points back" and r.base == "What does FooNet do?"
@@ -156,4 +170,6 @@ def test_a_question_names_its_filter_and_is_read_without_it():
 def test_the_generator_sees_the_question_without_chat_openers():
     r = _reader()("OK so, what does FooNet do?", None, _FakeRetrieval(PAPERS))
     assert r.prompt_question == "What does FooNet do?"
-    assert _reader()("mRNA design with FooNet?", None, _FakeRetrieval(PAPERS)).prompt_question.startswith("mRNA")
+    assert _reader()("mRNA design with FooNet?", None, _FakeRetrieval(PAPERS)).prompt_question.startswith(
+        "mRNA"
+    )

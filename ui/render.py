@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rag.export import MARKER_RE, marker_numbers
-from rag.prompts import NOT_FOUND, REFUSAL
+from rag.prompts import NOT_FOUND
 from rag.types import Answer
 from ui.answer_text import (
     answer_markdown,
@@ -102,16 +102,20 @@ def _refusal_body(
             )
         parts.append("</ul>")
     parts.append("</div>")
-    extra = (answer.answer or "").strip()
-    if extra.startswith(REFUSAL):  # the headline already says it; keep only the engine's reason
-        why = extra[len(REFUSAL) :].strip().strip("().").strip()
-        extra = f"Why: {why}." if why else ""
-    if extra:
-        parts.append(f'<div class="answer-text muted">{render_inline(extra, turn, valid, labels)}</div>')
+    parts.append(caveats_html(answer))
     if answer.suggested_question:  # one click asks it with the typo mended
         link = retry_link(answer.suggested_question, "#question textarea", "send")
         parts.append(f'<div class="retry">Did you mean: {link}</div>')
     return "".join(parts)
+
+
+def caveats_html(answer: Answer) -> str:
+    """What the evidence does not cover, one line per caveat, styled by its code (never read from prose)."""
+    rows = [
+        f'<li class="caveat caveat-{esc(c.code)}" data-code="{esc(c.code)}">{esc(c.text)}</li>'
+        for c in answer.caveats or []
+    ]
+    return f'<ul class="caveats" aria-label="Caveats">{"".join(rows)}</ul>' if rows else ""
 
 
 def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) -> str:
@@ -136,7 +140,7 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             if valid_cites and not MARKER_RE.search(seg_text):
                 html_text += _chips(valid_cites, turn, labels)
             body.append(html_text)
-    parts = [f'<div class="answer-text">{"".join(body)}</div>']
+    parts = [f'<div class="answer-text">{"".join(body)}</div>', caveats_html(answer)]
     badges = []
     if answer.fallback:
         badges.append(
