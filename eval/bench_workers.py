@@ -129,11 +129,15 @@ def w_ingest(a: dict) -> dict:
 
 def _queries(a: dict) -> list[str]:
     from eval.inputs import load_questions
-    from eval.rows import retrieval_query
+    from rag.reading import leans
 
     qs = load_questions(a["questions"])
     qs = [q for q in qs if q["type"] != "summary"]
-    return [retrieval_query(q) for q in qs][: a.get("n_queries", 30)]
+    # the words' reading (no retrieval check: the timings are of retrieval alone)
+    return [
+        f"{q['question']} ({q['history'][-1]})" if q.get("history") and leans(q["question"]) else q["question"]
+        for q in qs
+    ][: a.get("n_queries", 30)]
 
 
 def w_retrieval(a: dict) -> dict:

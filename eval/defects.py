@@ -87,7 +87,9 @@ def uncontained(sentence: str, cited: Sequence[str]) -> str | None:
     have_raw = {w.lower() for w in _words(source)}
     have = {_stem(w) for w in have_raw}
     for w in _words(s):
-        named = sum(c.isupper() for c in w) >= 2 or (any(c.isdigit() for c in w) and any(c.isalpha() for c in w))
+        named = sum(c.isupper() for c in w) >= 2 or (
+            any(c.isdigit() for c in w) and any(c.isalpha() for c in w)
+        )
         if named and w.lower() not in have_raw and _stem(w) not in have:
             return f"name {w}"
     stop = nltk_stopwords()

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 REFUSE = ("relevance", "cosine", "cover", "named")
-CAVEAT = ("cover", "score", "missing", "typed", "which")
+CAVEAT = ("cover", "score", "missing", "elsewhere", "no_number", "which", "aspect")
 MISSING = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
 
@@ -43,13 +43,9 @@ def load(dirs: list[Path]) -> list[dict]:
     return rows
 
 
-def part_x(r: dict) -> list[float] | None:
-    """The least covered part's signals (None: no part was read, e.g. a list)."""
-    parts = [p for p in r.get("parts") or [] if p.get("signals")]
-    if not parts:
-        return None
-    worst = min(parts, key=lambda p: p["signals"]["score"])["signals"]
-    return [worst.get(k, 0.0) for k in CAVEAT]
+def part_xs(r: dict) -> list[list[float]]:
+    """Each part's signals ([] when no part was read, e.g. a list)."""
+    return [[p["signals"].get(k, 0.0) for k in CAVEAT] for p in r.get("parts") or [] if p.get("signals")]
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
@@ -79,13 +75,14 @@ def fit(rows: list[dict], refuse_budget: float, caveat_budget: float) -> dict:
     xr = np.array([[r["signals"].get(k, 1.0) for k in REFUSE] for r in rows])
     rm, ri = _fit(xr, y)
     rbar = _bar(_p(rm, ri, xr), y, refuse_budget)
-    withparts = [i for i, r in enumerate(rows) if part_x(r) is not None]
-    xc = np.array([part_x(rows[i]) for i in withparts])
-    cm, ci = _fit(xc, y[withparts])
-    # the caveat budget counts answerable questions the refusal left standing
-    pr = _p(rm, ri, xr[withparts])
-    keep = pr < rbar
-    cbar = _bar(_p(cm, ci, xc[keep]), y[withparts][keep], caveat_budget)
+    # every part of an unanswerable question counts as unstated (which one is not labelled)
+    xc = np.array([x for r in rows for x in part_xs(r)])
+    yc = np.array([0 if r["answerable"] else 1 for r in rows for _ in part_xs(r)])
+    cm, ci = _fit(xc, yc)
+    # the caveat budget counts answerable questions the refusal left standing: a question's worst part
+    keep = [i for i, r in enumerate(rows) if part_xs(r) and _p(rm, ri, xr[i : i + 1])[0] < rbar]
+    worst = np.array([max(_p(cm, ci, np.array(part_xs(rows[i])))) for i in keep])
+    cbar = _bar(worst, y[keep], caveat_budget)
     return {"refuse": (rm, ri, rbar), "caveat": (cm, ci, cbar)}
 
 
@@ -95,9 +92,9 @@ def decide(model: dict, r: dict) -> tuple[bool, bool]:
     refused = float(_p(rm, ri, np.array([[r["signals"].get(k, 1.0) for k in REFUSE]]))[0]) >= rbar
     terms = any(c["code"] == "term_absent" for c in r.get("caveats") or [])
     lists = any(c["code"] == "partial_match" for c in r.get("caveats") or []) and not r.get("parts")
-    px = part_x(r)
+    px = part_xs(r)
     cm, ci, cbar = model["caveat"]
-    part = px is not None and float(_p(cm, ci, np.array([px]))[0]) >= cbar
+    part = bool(px) and float(max(_p(cm, ci, np.array(px)))) >= cbar
     return refused, (terms or lists or part) and not refused
 
 
@@ -131,7 +128,10 @@ def as_settings(model: dict) -> dict:
     out = {}
     for name, keys in (("refuse", REFUSE), ("caveat", CAVEAT)):
         (mean, sd, w), intercept, bar = model[name]
-        out[f"{name}_model"] = {k: (round(float(m), 5), round(float(s), 5), round(float(x), 5)) for k, m, s, x in zip(keys, mean, sd, w)}
+        out[f"{name}_model"] = {
+            k: (round(float(m), 5), round(float(s), 5), round(float(x), 5))
+            for k, m, s, x in zip(keys, mean, sd, w)
+        }
         out[f"{name}_intercept"] = round(intercept, 5)
         out[f"{name}_bar"] = round(bar, 5)
     return out
@@ -144,20 +144,46 @@ def main(dirs: list[Path], out: Path, refuse_budget: float = 0.01, caveat_budget
     summary = {
         k: {
             "mean": float(np.mean([v[k] for v in lofo.values() if v[k] is not None])),
-            "worst": (max if k != "unanswerable_handled" else min)(v[k] for v in lofo.values() if v[k] is not None),
+            "worst": (max if k != "unanswerable_handled" else min)(
+                v[k] for v in lofo.values() if v[k] is not None
+            ),
         }
         for k in keys
     }
     final = fit(rows, refuse_budget, caveat_budget)
-    report = {"budgets": [refuse_budget, caveat_budget], "lofo": lofo, "summary": summary, "all": score(final, rows), "settings": as_settings(final)}
+    report = {
+        "budgets": [refuse_budget, caveat_budget],
+        "lofo": lofo,
+        "summary": summary,
+        "all": score(final, rows),
+        "settings": as_settings(final),
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / "fit.json").write_text(json.dumps(report, indent=2))
-    lines = ["# Outcome fit, leave one question file out", "", "| file | n | hard-refused | caveat on asked | unanswerable handled |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "# Outcome fit, leave one question file out",
+        "",
+        "| file | n | hard-refused | caveat on asked | unanswerable handled |",
+        "|---|---:|---:|---:|---:|",
+    ]
     fmt = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
     for f, v in lofo.items():
-        lines.append(f"| {f} | {v['n']} | {fmt(v['answerable_hard_refused'])} | {fmt(v['answerable_caveat_on_asked'])} | {fmt(v['unanswerable_handled'])} |")
-    lines.append(f"| **mean** | | {fmt(summary[keys[0]]['mean'])} | {fmt(summary[keys[1]]['mean'])} | {fmt(summary[keys[2]]['mean'])} |")
-    lines.append(f"| **worst** | | {fmt(summary[keys[0]]['worst'])} | {fmt(summary[keys[1]]['worst'])} | {fmt(summary[keys[2]]['worst'])} |")
-    lines += ["", "Fitted on every file (paste into rag/settings.py):", "", "```", json.dumps(report["settings"], indent=1), "```"]
+        lines.append(
+            f"| {f} | {v['n']} | {fmt(v['answerable_hard_refused'])} | {fmt(v['answerable_caveat_on_asked'])} | {fmt(v['unanswerable_handled'])} |"
+        )
+    lines.append(
+        f"| **mean** | | {fmt(summary[keys[0]]['mean'])} | {fmt(summary[keys[1]]['mean'])} | {fmt(summary[keys[2]]['mean'])} |"
+    )
+    lines.append(
+        f"| **worst** | | {fmt(summary[keys[0]]['worst'])} | {fmt(summary[keys[1]]['worst'])} | {fmt(summary[keys[2]]['worst'])} |"
+    )
+    lines += [
+        "",
+        "Fitted on every file (paste into rag/settings.py):",
+        "",
+        "```",
+        json.dumps(report["settings"], indent=1),
+        "```",
+    ]
     (out / "fit.md").write_text("\n".join(lines) + "\n")
     return report

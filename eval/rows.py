@@ -19,14 +19,10 @@ def history_msgs(q: dict) -> list[dict]:
     return [{"role": "user", "content": h} for h in q.get("history", []) if str(h).strip()]
 
 
-def retrieval_query(q: dict, engine=None, top_k: int | None = None, mode=None) -> str:
-    """The standalone question the engine itself searches with (`Engine.condense`: history only when the
-    question depends on it). Without an engine, the words' reading alone (rag.intent.standalone)."""
-    if engine is not None:
-        return engine.condense(q["question"], history_msgs(q), top_k, mode).query
-    from rag.intent import standalone
-
-    return standalone(q["question"], [h for h in q.get("history", []) if str(h).strip()])
+def retrieval_query(q: dict, engine, top_k: int | None = None, mode=None) -> str:
+    """The standalone question the engine itself searches with (`Engine.read`: history only when the
+    question leans on it)."""
+    return engine.read(q["question"], history_msgs(q), top_k, mode).query
 
 
 def base_row(q: dict, config: str, gold: list, task: str) -> dict:

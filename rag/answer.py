@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Iterator
 
-from rag import prompts
+from rag import prompts, tables
 from rag.cite import Judge, bind, clean_claim
 from rag.embedder import get_embedder
 from rag.errors import UserError
@@ -22,6 +22,7 @@ from rag.list_answer import list_answer
 from rag.models import LLM, load_llm
 from rag.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
 from rag.reading import Reader, Reading
+from rag.reply import Reply
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.text import retyped
@@ -162,11 +163,14 @@ class Engine:
             return
         depth = max(k, s.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None
+        if reading.entry or reading.over:  # pointed at papers of the list just shown: those are the sources
+            papers = self.retriever.bm25().papers
+            hits = [Hit(papers[i], 1.0) for i in ([reading.entry] if reading.entry else reading.over) if i in papers]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
         timings = {"retrieve_s": time.perf_counter() - t0}
         yield Retrieved(question, reading.query, reading.shape, hits)
-        done = Done(self, question, reading, hits, timings, t0)
+        done = Reply(self, question, reading, hits, timings, t0)
         if is_instruction_only(question):
             yield done.refusal(INSTRUCTION, [])
             return
@@ -174,15 +178,22 @@ class Engine:
         lexical = self.retriever.bm25()
         outcome = decide(reading, evset, self.judge, lexical.idf, lexical.known, s)
         timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
-        if outcome.refused:
+        if reading.over:
+            yield from tables.per_paper(self, reading, evset, outcome, done)
+            return
+        if outcome.refused and not reading.entry:
             yield done.refusal(outcome.refused, outcome.caveats, outcome.signals)
             return
         if reading.shape == "list":
             yield from list_answer(self, reading, evset, outcome, done)
             return
+        if reading.shape == "compare" and len(outcome.focus) > 1:
+            yield from outcome.caveats
+            yield from tables.compare(self, evset, sorted(outcome.focus), outcome, done)
+            return
         yield from self._explain(reading, evset, outcome, done)
 
-    def _explain(self, reading: Reading, evset: EvidenceSet, outcome: Outcome, done: Done) -> Iterator:
+    def _explain(self, reading: Reading, evset: EvidenceSet, outcome: Outcome, done: Reply) -> Iterator:
         """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state
         gets its caveat. Then (answer_style) a generated lead, shown only when it is clean and contained."""
         s = self.settings
@@ -222,78 +233,6 @@ class Engine:
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
         return final_answer(self.stream(question, history, **kw))
-
-
-class Done:
-    """Builds the one `Answer` a stream ends with (timings, reading and outcome filled in once)."""
-
-    def __init__(self, engine: Engine, question: str, reading: Reading, hits: list[Hit], timings: dict, t0: float):
-        self.engine, self.question, self.reading, self.hits = engine, question, reading, hits
-        self.timings, self.t0 = timings, t0
-
-    def _finish(self) -> dict:
-        self.timings.setdefault("generate_s", getattr(self.engine, "_generated_s", 0.0))
-        self.engine._generated_s = 0.0
-        stats = getattr(self.engine._llm, "stats", None)
-        if stats is not None and self.timings["generate_s"]:
-            self.timings["first_token_s"] = stats.first_token_s
-            self.timings["tokens_per_s"] = stats.tokens_per_s
-        self.timings["total_s"] = time.perf_counter() - self.t0
-        return self.timings
-
-    def refusal(self, code: str, caveats: list[Caveat], signals: dict | None = None) -> Answer:
-        typos, mended = self.engine.typo_hint(self.reading.asked)
-        caveats = [*caveats, *typos]
-        reason = " ".join(c.text for c in caveats) or prompts.REASONS.get(code, "")
-        return Answer(
-            self.question,
-            prompts.REFUSAL,
-            [],
-            [],
-            self.hits,
-            refused=True,
-            standalone_question=self.reading.query,
-            timings=self._finish(),
-            refusal_reason=reason,
-            shape=self.reading.shape,
-            suggested_question=mended,
-            caveats=caveats,
-            refusal_code=code,
-            signals=signals or {},
-            leaned_on=self.reading.base,
-        )
-
-    def answer(self, sentences: list[Sentence], hits: list[Hit], outcome: Outcome | None, **kw) -> Answer:
-        from rag.evidence import citations_of
-
-        text = kw.pop("text", None) or "\n".join(
-            x.text + "".join(f" [{n}]" for n in x.citations) for x in sentences
-        )
-        return Answer(
-            self.question,
-            text,
-            citations_of(sentences, hits),
-            sentences,
-            hits,
-            standalone_question=self.reading.query,
-            timings=self._finish(),
-            shape=self.reading.shape,
-            caveats=outcome.caveats if outcome else [],
-            signals=outcome.signals if outcome else {},
-            leaned_on=self.reading.base,
-            parts=[
-                {
-                    "text": pa.part.text,
-                    "number": pa.part.number,
-                    "name": pa.part.name,
-                    "papers": pa.papers,
-                    "caveat": pa.caveat.code if pa.caveat else None,
-                    "signals": {k: round(v, 4) for k, v in pa.signals.items()},
-                }
-                for pa in (outcome.parts if outcome else [])
-            ],
-            **kw,
-        )
 
 
 __all__ = ["Engine", "NOTHING_RELEVANT"]

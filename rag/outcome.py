@@ -15,9 +15,10 @@ import numpy as np
 
 from rag.cite import Evidence, Judge
 from rag.evidence import EvidenceSet
+from rag.gaps import missing_aspects, to_cover
 from rag.names import alternatives, field_word, mentions, named_terms
 from rag.reading import AUX, PRONOUNS, WH, Part, Reading
-from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, key_terms, stem
+from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
 from rag.types import Caveat, Hit
 
 NOTHING_RELEVANT = "nothing_relevant"
@@ -98,6 +99,25 @@ def as_typed(text: str, term: str) -> str:
     return text[i : i + len(term)] if i >= 0 else term
 
 
+def language_caveat(text: str, known) -> Caveat | None:
+    """A question that reads as not English (mostly non-Latin letters, or no English function word and most
+    of its words unknown to the index): the embedder and the index read English only, so say so, with the
+    words of it the index does know."""
+    from rag.reading import words
+    from rag.text import nltk_stopwords
+
+    letters = [c for c in text if c.isalpha()]
+    foreign = sum(not c.isascii() for c in letters) > 0.3 * len(letters) if letters else False
+    ws = [w for w in words(text) if w.isalpha()]
+    if not foreign and (len(ws) < 3 or set(ws) & nltk_stopwords()):
+        return None
+    kept = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and known(w)]
+    if not foreign and len(kept) * 2 >= len(ws):
+        return None
+    found = f" Words of it the index knows: {', '.join(kept)}." if kept else ""
+    return Caveat("language", f"This question does not seem to be in English; the index reads English only.{found}")
+
+
 def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: float) -> set[int]:
     """The sources (1-based) the question is about. A name some sources use and others don't singles out
     those naming most of the names (for a comparison or a list, the best source per name); otherwise a
@@ -135,21 +155,26 @@ def part_papers(part: Part, hits: list[Hit], allowed: set[int]) -> list[int]:
     return sorted(singled_out(named_terms(part.text), hits, per_term=True) or allowed)
 
 
+# numbers written as words: "five domains", "a single set", "fivefold faster", "hundreds of tasks"
+NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty fifty hundred hundreds "
+    "thousand thousands million millions billion billions dozen dozens single twice half double triple "
+    "twofold threefold fourfold fivefold tenfold".split()
+)
+
+
 def states_number(text: str, question: str, near: set[str], window: int) -> bool:
-    """A number the question doesn't give, within `window` words of one of `near` (stems), in the text."""
-    given = set(NUMBER.findall(question))
+    """A number the question doesn't give (in digits or words), within `window` words of one of `near`
+    (stems), in the text."""
+    given = set(NUMBER.findall(question)) | {w.lower() for w in WORD.findall(question)} & NUMBER_WORDS
     toks = [(t, stem(t)) for t in WORD.findall(text)]
     at = [i for i, (_, st) in enumerate(toks) if st in near]
     return any(
-        NUMBER.fullmatch(t.rstrip("%")) and t.rstrip("%") not in given and any(abs(i - j) <= window for j in at)
+        (NUMBER.fullmatch(t.rstrip("%")) or t.lower() in NUMBER_WORDS)
+        and t.rstrip("%").lower() not in given
+        and any(abs(i - j) <= window for j in at)
         for i, (t, _) in enumerate(toks)
     )
-
-
-def names_new(text: str, question: str, title: str) -> bool:
-    """A name (capitals inside, a digit) the question and the paper's title don't already give."""
-    old = key_terms(f"{question} {title}")
-    return any(t not in old and not t.isdigit() for t in key_terms(text))
 
 
 def answer_part(
@@ -160,6 +185,7 @@ def answer_part(
     judge: Judge,
     idf: Idf,
     s,
+    known=None,
 ) -> PartAnswer:
     """The part's best evidence sentences, from each of its papers, or a caveat saying what they don't state
     (a fitted bar on how much of what the part asks its papers' words hold, and how well its best sentence
@@ -173,24 +199,31 @@ def answer_part(
     match = float(scores.max())
     words = asked_words(part.text, reading.terms)
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
+    numbered = 1.0
     if part.number:  # only a sentence stating a number near what is asked can answer it
         near = words | content_words(part.number)
-        scores = scores * [states_number(e.text, reading.asked, near, s.number_window) for e in pool]
-    elif part.name:  # only one naming something the question doesn't
-        title = lambda e: evset.hits[e.paper_n - 1].paper.title or ""  # noqa: E731
-        scores = scores * [names_new(e.text, reading.asked, title(e)) for e in pool]
+        stated = np.array([states_number(e.text, reading.asked, near, s.number_window) for e in pool])
+        numbered = float(stated.any())
+        scores = scores * stated if stated.any() else scores
     if not words:  # "What does X do?": what the paper says it contributes answers it
         scores = scores + s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in pool])
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
-    lacking_mass = sum(idf(w) for w in words if w not in have)
+    others = set().union(*(h.paper.words for n, h in enumerate(evset.hits[: s.context_papers], 1) if n not in papers))
     x = {
         "cover": idf_cover(words, have, idf),
-        "score": float(scores[order[0]]),
-        "missing": min(lacking_mass, 20.0),
-        "typed": float(bool(part.number or part.name)),
+        "score": match,
+        "missing": min(sum(idf(w) for w in words if w not in have), 20.0),
+        "elsewhere": min(sum(idf(w) for w in words if w not in have and w in others), 20.0),
+        "no_number": 1.0 - numbered,
         "which": float(reading.shape == "which"),
-        "match": match,
+        "aspect": 0.0,
     }
+    if reading.shape == "which":  # a part of the description its closest paper lacks (rag.gaps)
+        own = [e for e in pool if e.paper_n == papers[0]]
+        paper = evset.hits[papers[0] - 1].paper
+        vecs = np.stack([e.vec for e in own] + list(judge.vectors([paper.label])))
+        gaps = missing_aspects(to_cover(reading.topic), [(f"{paper.title or ''} {paper.text}", vecs)], judge.vectors, s.list_aspect_gain, known)
+        x["aspect"] = float(bool(gaps and gaps[0]))
     out.signals = x
     if logistic(s.caveat_model, s.caveat_intercept, x) >= s.caveat_bar:
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
@@ -199,8 +232,6 @@ def answer_part(
             out.caveat = Caveat("partial_match", f"The closest abstract, “{label}”, does not mention {what}.")
         elif part.number:
             out.caveat = Caveat("no_number", f"The abstract of “{label}” gives no number for {what}.")
-        elif part.name and x["cover"] >= 0.5:
-            out.caveat = Caveat("not_stated", f"The abstract of “{label}” names no {part.name}.")
         else:
             out.caveat = Caveat("not_stated", f"The abstract of “{label}” does not say {what}.")
         if reading.shape != "which":
@@ -243,12 +274,13 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
     """Refuse only when nothing retrieved is about the question; otherwise answer each part from its best
     evidence, with a caveat for a name no abstract mentions and for a part its papers don't state."""
     hits = evset.hits[: s.context_papers]
-    caveats = term_caveats(reading, hits, known)
+    lang = language_caveat(reading.asked, known)
+    caveats = [lang] if lang else term_caveats(reading, hits, known)  # another language's words are no names
     allowed = focus(reading, evset, s.context_papers, s.focus_broad_ratio)
     answered = []
     if hits and reading.shape in ("explain", "compare", "which"):
         for i, part in enumerate(reading.parts):
-            pa = answer_part(part, reading, evset, part_papers(part, hits, allowed), judge, idf, s)
+            pa = answer_part(part, reading, evset, part_papers(part, hits, allowed), judge, idf, s, known)
             if pa.caveat:
                 pa.caveat.part = i
             answered.append(pa)

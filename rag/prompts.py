@@ -64,4 +64,4 @@ def count_header(found: int, shown: int, complete: bool = True) -> str:
     return f"{many}; the {shown} closest:" if found > shown else f"{many}:"
 
 
-SUMMARY_HEADER = "What the {count} most relevant abstracts say:"
+SUMMARY_HEADER = "What the {count} most relevant abstracts say"

@@ -24,13 +24,17 @@ PAPER_NOUNS = frozenset(
     "paper papers work works study studies article articles abstract abstracts submission submissions "
     "publication publications research".split()
 )
-MANY_NOUNS = frozenset("papers works studies articles abstracts submissions publications approaches methods".split())
+MANY_NOUNS = frozenset(
+    "papers works studies articles abstracts submissions publications approaches methods".split()
+)
 LIST_VERBS = frozenset("list find show name enumerate give".split())
 SUMMARY_HEADS = frozenset("summarize summarise summary overview recap".split())
 COMPARE_WORDS = frozenset("compare compared comparison contrast differ differs difference versus vs".split())
 PRONOUNS = frozenset("it its it's they them their theirs itself themselves he she his her".split())
 # "the method", "the authors": a weak definite that leans on the subject under discussion
-DEFINITE_NOUNS = frozenset("paper method model approach framework work study technique authors author".split())
+DEFINITE_NOUNS = frozenset(
+    "paper method model approach framework work study technique authors author".split()
+)
 ELLIPSIS = frozenset("and also but or".split())
 # chat words before the question ("OK, so …", "Unrelated: …"); the generator would copy them
 OPENERS = frozenset("so ok okay now also anyway alright right fine great cool thanks next well hmm".split())
@@ -51,11 +55,15 @@ MEASURES = frozenset(
     "rouge f1 auc auroc perplexity latency throughput gain gains improvement reduction error".split()
 )
 # what did the papers on X claim? (the verb asks what they said; X is the topic)
-SAID_VERBS = frozenset("claim report find found show shown say said conclude argue demonstrate suggest".split())
+SAID_VERBS = frozenset(
+    "claim report find found show shown say said conclude argue demonstrate suggest".split()
+)
 
 _WORD = re.compile(r"[A-Za-z0-9$][\w$'’.\-]*[\w$]|[A-Za-z0-9]")
 # a new clause: "…, and how many …", "…; what …", "…? Which …"
-_CLAUSE = re.compile(r"[?;]\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|who|when|where|why|does|do|did|is|are)\b)", re.I)
+_CLAUSE = re.compile(
+    r"[?;]\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|who|when|where|why|does|do|did|is|are)\b)", re.I
+)
 
 
 def words(text: str) -> list[str]:
@@ -77,7 +85,6 @@ class Part:
 
     text: str
     number: str | None = None  # what a number is asked of ("cell lines"), when a number is asked
-    name: str | None = None  # the kind of thing a name is asked for ("which benchmark" -> "benchmark")
 
 
 @dataclass
@@ -96,6 +103,8 @@ class Reading:
     filters: Filters = field(default_factory=Filters)
     topic: str = ""  # what listed or summarized papers must be about
     gain: float | None = None  # the retrieval check's rare-word margin, when it ran
+    entry: str | None = None  # "the second one" after a list: that listed paper's id
+    over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
 
     @property
@@ -180,37 +189,12 @@ def number_asked(text: str) -> str | None:
     return None
 
 
-def name_asked(text: str) -> str | None:
-    """The kind of thing a clause asks the name of ("which video model does it use" -> "video model"),
-    or None: "which" before a noun phrase and its verb; a number or a paper asked for is no name ("what
-    data …" is often answered by a description, not a name)."""
-    ws = words(text)
-    for i, w in enumerate(ws):
-        if w != "which":
-            continue
-        head = []
-        for x in ws[i + 1 : i + 5]:
-            if x in AUX or x in PRONOUNS:
-                break
-            head.append(x)
-        else:
-            return None
-        if head and not set(head) & (MEASURES | PAPER_NOUNS | MANY_NOUNS | WH):
-            return " ".join(h for h in head if h not in ("the", "a", "an", "kind", "of", "type"))
-        return None
-    return None
-
-
 def parts(text: str) -> tuple[Part, ...]:
     """The clauses a question asks, each with the thing it wants a number of, if any. "How does X compare,
     and how many cell lines does it use?" -> two parts."""
     pieces = [p.strip(" ,?") for p in _CLAUSE.split(text) if p and p.strip(" ,?")]
     pieces = [p for p in pieces if len(content_words(p)) >= 1] or [text.strip()]
-    out = []
-    for p in pieces:
-        number = number_asked(p)
-        out.append(Part(p, number, None if number else name_asked(p)))
-    return tuple(out)
+    return tuple(Part(p, number_asked(p)) for p in pieces)
 
 
 # ------------------------------------------------------------------ chat: does it lean on a turn?
@@ -238,17 +222,61 @@ def pointer(text: str, turns: list[str]) -> int | None:
 _CLAUSE_MARKS = str.maketrans({c: "|" for c in ":;,?!—–"})
 
 
+def ordinal(text: str) -> int | None:
+    """The position an ordinal points to ("the second one", "back to the first paper": 1, 0), else None."""
+    for clause in text.translate(_CLAUSE_MARKS).split("|"):
+        ws = words(clause)
+        for i, w in enumerate(ws):
+            if _ordinal_at(ws, i):
+                return ORDINALS[w]
+    return None
+
+
+def _ordinal_at(ws: list[str], i: int) -> bool:
+    after = ws[i + 1 : i + 2]
+    if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
+        return False  # "the first method to …": a superlative describing a paper, not a pointer
+    return (
+        i > 0
+        and ws[i - 1] in ("the", "that")
+        and ws[i] in ORDINALS
+        and (not after or after[0] in POINTER_NOUNS)
+    )
+
+
+def refers_to_list(text: str) -> bool:
+    """A question about several things already shown: "they", "these papers", "each of them"."""
+    ws = words(text)
+    return bool(set(ws) & {"they", "them", "their", "these", "those", "each", "all"}) and not named_terms(
+        text
+    )
+
+
+def listed(history: list[dict] | None) -> list[str]:
+    """The papers of the last answer when it listed papers (its message's "papers"), else []."""
+    last = next((m for m in reversed(history or []) if m.get("role") == "assistant"), None)
+    return [str(p) for p in (last or {}).get("papers") or []]
+
+
 def _pointer(ws: list[str], turns: list[str]) -> int | None:
     for i, w in enumerate(ws):
         after = ws[i + 1 : i + 2]
         if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
             continue  # "the first method to …": a superlative describing a paper, not a pointer
         the = i > 0 and ws[i - 1] in ("the", "that")
-        if the and w in ORDINALS and (not after or after[0] in POINTER_NOUNS):
+        if _ordinal_at(ws, i):
             return min(ORDINALS[w], len(turns) - 1)
-        if the and w in ("former", "latter", "previous", "earlier", "last") and (not after or after[0] in POINTER_NOUNS):
+        if (
+            the
+            and w in ("former", "latter", "previous", "earlier", "last")
+            and (not after or after[0] in POINTER_NOUNS)
+        ):
             return len(turns) - 2 if w == "former" and len(turns) > 1 else len(turns) - 1
-        if w in ("that", "this", "those", "these") and after and after[0] in ("paper", "papers", "one", "work"):
+        if (
+            w in ("that", "this", "those", "these")
+            and after
+            and after[0] in ("paper", "papers", "one", "work")
+        ):
             return len(turns) - 1
     return None
 
@@ -257,7 +285,9 @@ def states_switch(text: str) -> bool:
     """The user says the subject changes ("Unrelated: …", "New topic —", "Let's move to …")."""
     ws = words(text)
     joined = " ".join(ws[:6])
-    return bool(ws[:3] and set(ws[:3]) & SWITCH_WORDS) or any(joined.startswith(p) or f" {p}" in joined for p in SWITCH_PHRASES)
+    return bool(ws[:3] and set(ws[:3]) & SWITCH_WORDS) or any(
+        joined.startswith(p) or f" {p}" in joined for p in SWITCH_PHRASES
+    )
 
 
 def leans(text: str) -> bool:
@@ -303,6 +333,33 @@ class Reader:
         asked = without_venue(question)
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = filters_from_question(asked)
+        shown = listed(history)
+        k = ordinal(asked) if shown else None
+        if k is not None and k < len(shown):  # "the second one": the list's entry, not the chat's turn
+            return Reading(
+                asked,
+                asked,
+                "explain",
+                how="list entry",
+                terms=tuple(sorted(named_terms(asked))),
+                parts=parts(asked),
+                filters=filters,
+                topic=topic(asked),
+                entry=shown[k],
+            )
+        if shown and refers_to_list(asked):  # "what data do they use?": asked of every listed paper
+            return Reading(
+                asked,
+                asked,
+                "per_paper",
+                True,
+                how="over the list",
+                terms=tuple(sorted(named_terms(asked))),
+                parts=parts(asked),
+                filters=filters,
+                topic=topic(asked),
+                over=tuple(shown),
+            )
         turns = user_turns(history)
         hits: dict[str, list[Hit]] = {}
         key = (*key, filters.describe())

@@ -177,7 +177,7 @@ class GroundingSettings(BaseModel):
     refuse_intercept: float = D(-3.0, "Nothing relevant: the logistic model's intercept.")
     refuse_bar: float = D(0.5, "Refuse when the model's probability of nothing relevant reaches this.")
     caveat_model: dict[str, tuple[float, float, float]] = D(
-        {"cover": (0.7, 0.25, -1.5), "score": (0.5, 0.12, -1.0)},
+        {"cover": (0.7, 0.25, -1.5), "score": (0.5, 0.12, -1.0), "no_number": (0.2, 0.4, 1.0)},
         "A part not stated: feature -> (mean, sd, weight) over the rarity-weighted share of what the part asks "
         "that its papers' words hold, and its best sentence's score (`rag eval-fit`).",
     )
@@ -189,6 +189,10 @@ class GroundingSettings(BaseModel):
         0.15, "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score."
     )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
+    per_paper_min: float = D(
+        0.35, "A question asked of a list's papers: a paper's best sentence must score this, else 'not stated'."
+    )
+    compare_min: float = D(0.2, "Compare tables: a cell's sentence must score this against its column.")
     focus_broad_ratio: float = D(
         0.7, "A compare or list question may cite every source this close to the most relevant one."
     )
@@ -233,7 +237,8 @@ class GenerationSettings(BaseModel):
     summary_min_relevance: float = D(0.35, "Summary: papers below this relevance are left out.")
     summary_candidates: int = D(15, "Summary: papers retrieved before the relevance cut.")
     summary_cut: float = D(0.75, "Summary: keep papers within this share of the best relevance.")
-    summary_max_papers: int = D(6, "Summary: at most this many papers.")
+    summary_max_papers: int = D(10, "Summary: at most this many papers.")
+    summary_theme_size: int = D(3, "Summary: about this many papers per theme (clusters of their vectors).")
     summary_sentences: int = D(1, "Summary: evidence sentences quoted per paper.")
 
 

@@ -7,11 +7,15 @@ replaced later and nothing is a pronoun-led fragment.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from rag import prompts
 from rag.evidence import EvidenceSet, quote_sentences
+from rag.text import CONTRIBUTION, WORD, content_words, stem
 from rag.types import Answer, Retrieved
 
 if TYPE_CHECKING:
@@ -36,29 +40,71 @@ def select_papers(engine: Engine, topic: str, top_k: int | None, mode, filters=N
 def summarize_stream(
     engine: Engine, reading: Reading, *, top_k: int | None = None, mode=None, question: str | None = None
 ) -> Iterator[str | Retrieved | Answer]:
-    from rag.answer import Done
     from rag.outcome import NOTHING_RELEVANT
+    from rag.reply import Reply
 
     s = engine.settings
     t0 = time.perf_counter()
     topic = reading.topic or reading.asked
     selected, evset = select_papers(engine, topic, top_k, mode, reading.filters)
     yield Retrieved(question or reading.asked, topic, "summary", evset.hits)
-    done = Done(engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0)
+    done = Reply(engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0)
     if not selected:
         ans = done.refusal(NOTHING_RELEVANT, [])
         ans.answer = prompts.SUMMARY_EMPTY
         yield ans
         return
-    sentences = quote_sentences(
-        [e for n in selected for e in sorted(evset.of(n), key=lambda e: -e.score)[: s.summary_sentences]],
-        evset,
-        titled=True,
-    )
+    quotes = [contribution(evset, n) for n in selected]
+    groups = themes(evset, selected, topic, engine.retriever.bm25().idf, s.summary_theme_size)
     header = prompts.SUMMARY_HEADER.format(count=len(selected))
-    body = "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield header + "\n" + body
-    yield done.answer(sentences, evset.hits, None, text=f"{header}\n{body}")
+    lines, sentences = [header + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
+    for words, members in groups:
+        if len(groups) > 1:
+            lines.append(f"Theme: {', '.join(words)}")
+        own = quote_sentences([quotes[selected.index(n)] for n in members], evset, titled=True)
+        sentences += own
+        lines += [f"{x.text} [{x.citations[0]}]" for x in own]
+    text = "\n".join(lines)
+    yield text
+    yield done.answer(sentences, evset.hits, None, text=text)
+
+
+def contribution(evset: EvidenceSet, n: int):
+    """A paper's sentence saying what it contributes ("we propose …") among its relevant ones, else its best."""
+    own = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)
+    best = own[0].score
+    return next((e for e in own if CONTRIBUTION.search(e.text) and e.score >= 0.5 * best), own[0])
+
+
+def themes(
+    evset: EvidenceSet, positions: list[int], topic: str, idf, per_theme: int
+) -> list[tuple[list[str], list[int]]]:
+    """The papers grouped by their vectors (k-means, about `per_theme` papers a theme), each group named by
+    the words beyond the topic's that most of its papers' titles and abstracts share, weighted by rarity."""
+    k = min(4, len(positions) // per_theme)
+    if k < 2:
+        return [([], positions)]
+    from sklearn.cluster import KMeans
+
+    vecs = np.stack([np.mean([e.vec for e in evset.every if e.paper_n == n], axis=0) for n in positions])
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    labels = KMeans(n_clusters=k, n_init=10, random_state=0).fit_predict(vecs)
+    asked = content_words(topic)
+    out = []
+    for label in dict.fromkeys(labels):
+        members = [n for n, lab in zip(positions, labels) if lab == label]
+        counts = Counter(w for n in members for w in evset.hits[n - 1].paper.words - asked)
+        need = 2 if len(members) > 1 else 1
+        shared = [w for w, c in counts.items() if c >= max(need, (len(members) + 1) // 2) and w.isalpha()]
+        shared.sort(key=lambda w: -counts[w] * idf(w))
+        out.append((_readable(shared[:3], [evset.hits[n - 1].paper for n in members]), members))
+    return out
+
+
+def _readable(stems: list[str], papers) -> list[str]:
+    """Stems as a word the papers write ("diffus" -> "diffusion")."""
+    written = Counter(w.lower() for p in papers for w in WORD.findall(f"{p.title or ''} {p.text}"))
+    return [max((w for w in written if stem(w) == st), key=lambda w: written[w], default=st) for st in stems]
 
 
 def to_markdown(ans: Answer) -> str:

@@ -94,6 +94,18 @@ class Sentence:
 
 
 @dataclass
+class Table:
+    """Papers side by side: a row per paper (its source number), each cell a sentence quoted from that
+    abstract, or None where the abstract does not state it."""
+
+    columns: list[str]
+    rows: list[tuple[int, list[str | None]]]
+
+    def to_json(self) -> dict:
+        return {"columns": self.columns, "rows": [{"n": n, "cells": cells} for n, cells in self.rows]}
+
+
+@dataclass
 class Caveat:
     """A part of the question the evidence does not cover, said in one plain line. `code`: term_absent,
     no_number, not_stated, partial_match (what was asked is missing), typo, language (how it was read)."""
@@ -146,6 +158,16 @@ class Answer:
     leaned_on: str | None = None  # the earlier turn (standalone) a follow-up was read with
     # each part of the question: {"text", "number", "papers", "caveat", "signals"}
     parts: list[dict] = field(default_factory=list)
+    table: Table | None = None  # compare answers and questions asked of a list's papers
+
+    def as_turns(self) -> list[dict]:
+        """The chat messages this answer adds to a history; a list's papers go with it, so "the second one"
+        and "what do they use?" can point at them."""
+        turn = {"role": "assistant", "content": self.answer}
+        if self.shape in ("list", "summary", "compare", "per_paper") and not self.refused:
+            rows = [n for n, _ in self.table.rows] if self.table else sorted(c.n for c in self.citations)
+            turn["papers"] = [self.retrieved[n - 1].paper.paper_id for n in rows if 0 < n <= len(self.retrieved)]
+        return [{"role": "user", "content": self.question}, turn]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +183,7 @@ class Answer:
             "caveats": [asdict(c) for c in self.caveats],
             "leaned_on": self.leaned_on,
             "parts": self.parts,
+            "table": self.table.to_json() if self.table else None,
             "shape": self.shape,
             "standalone_question": self.standalone_question,
             "listed": self.listed,

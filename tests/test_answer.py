@@ -73,7 +73,7 @@ def test_json_shape(seed_engine):
     }
     assert set(d["citations"][0]) == {"n", "paper_id", "title", "source_file", "index", "quote"}
     assert set(d["sentences"][0]) == {"text", "citations", "supported", "support_score", "quoted", "spans"}
-    assert set(d["parts"][0]) == {"text", "number", "name", "papers", "caveat", "signals"}
+    assert set(d["parts"][0]) == {"text", "number", "papers", "caveat", "signals"}
     assert {"relevance", "cosine", "cover", "p_nothing"} <= set(d["signals"])
     assert d["refused"] is False and d["refusal_code"] is None and d["caveats"] == []
 

@@ -162,7 +162,15 @@ def test_a_follow_up_says_which_earlier_question_it_was_read_with(capsys):
 
     class Stub:
         def stream(self, question, history, **kw):
-            yield Answer(question, "It does. [1]", [], [], [], standalone_question=f"{question} (What is X?)")
+            yield Answer(
+                question,
+                "It does. [1]",
+                [],
+                [],
+                [],
+                standalone_question=f"{question} (What is X?)",
+                leaned_on="What is X?",
+            )
 
     _run(Stub(), "Does it scale?", [{"role": "user", "content": "What is X?"}], False)
     assert "(read as a follow-up to: What is X?)" in capsys.readouterr().err

@@ -14,8 +14,10 @@ SOURCE = [
     "sentence, kind",
     [
         ("We build a benchmark of 135 distinct chaotic dynamical systems. [1]", None),
-
-        ("135 distinct chaotic dynamical systems and timepoints across 135 distinct chaotic dynamical systems.", "repeated"),
+        (
+            "135 distinct chaotic dynamical systems and timepoints across 135 distinct chaotic dynamical systems.",
+            "repeated",
+        ),
         ("of 135 distinct chaotic dynamical systems.", "fragment"),
         ("The benchmark uses the method of.", "fragment"),
         ("The benchmark has 9 out of 10 systems that support this idea.", "not in source"),
@@ -29,7 +31,9 @@ def test_defects_of_a_cited_sentence(sentence, kind):
 
 
 def test_a_papers_title_may_lead_a_quoted_sentence():
-    assert not defects("Chaos: We build a benchmark of 135 distinct chaotic dynamical systems.", SOURCE, ["Chaos"])
+    assert not defects(
+        "Chaos: We build a benchmark of 135 distinct chaotic dynamical systems.", SOURCE, ["Chaos"]
+    )
     assert defects("Chaos: we build a benchmark.", SOURCE, ["Chaos"])  # the sentence itself starts mid-clause
 
 

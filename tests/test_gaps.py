@@ -1,6 +1,5 @@
 """rag/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
 
-
 from rag.gaps import _absent_runs, missing_aspects, unknown_words
 
 PRECONDITIONER = (

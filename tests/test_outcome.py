@@ -55,6 +55,8 @@ def settings(**kw):
         part_sentences=2,
         part_share=0.85,
         number_window=8,
+        contribution_bonus=0.15,
+        list_aspect_gain=0.06,
         condense_check=False,
         condense_cache=8,
     )
@@ -138,3 +140,21 @@ def test_the_refusal_is_one_bar_on_the_fitted_model(bar, refused):
     _, out = ask("How does FooNet predict morphology?", refuse_bar=bar)
     assert out.refused == refused
     assert 0.0 <= out.signals["p_nothing"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    "question, other",
+    [
+        ("Welche Arbeiten untersuchen FooNet für Zellen?", True),
+        ("哪篇论文研究了细胞形态?", True),
+        ("How many cell lines is FooNet trained on?", False),
+        ("FooNet cell lines microscopes", False),  # terse English: the index knows its words
+    ],
+)
+def test_a_question_in_another_language_is_said_to_be_so(question, other):
+    known = lambda w: w.lower() in {"foonet", "cell", "cells", "lines", "microscopes"}  # noqa: E731
+    _, out = ask(question, known=known)
+    codes = [c.code for c in out.caveats]
+    assert ("language" in codes) is other
+    if other:
+        assert "term_absent" not in codes  # its words are no missing names

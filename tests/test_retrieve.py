@@ -83,9 +83,8 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
 
 
 def test_followup_is_searched_with_the_turn_it_depends_on(seed_engine):
-    from rag.intent import standalone
-
-    q = standalone("What datasets did they validate it on?", ["What does Celcomen do?"])
+    history = [{"role": "user", "content": "What does Celcomen do?"}]
+    q = seed_engine.read("What datasets did they validate it on?", history).query
     assert "Celcomen" in q
     hits = seed_engine.retriever.retrieve(q, 5, "hybrid")
     assert _key(hits[0]) == CELCOMEN

@@ -57,8 +57,7 @@ def test_pipeline_with_fake_llm_writes_every_artifact(tmp_path, seed_data_dir):
     rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
     assert len(rows) == 8 and {r["config"] for r in rows} == {"hybrid", "bm25"}
     fu = next(r for r in rows if r["id"] == "q078" and r["config"] == "hybrid")
-    assert any("Celcomen" in m["content"] for c in llm.calls for m in c)  # history reached the condenser
-    assert fu["standalone"] != fu["question"]
+    assert "Celcomen" in fu["standalone"] and fu["leaned_on"]  # the history was read with the question
     assert next(r for r in rows if r["id"] == "q038")["task"] == "summarize"
     assert all(len(r["ranked"]) >= 5 and r["features"]["refusal_signal"] for r in rows)
     md = (out / "report.md").read_text()
@@ -99,8 +98,7 @@ def test_retrieval_only_needs_no_llm(tmp_path, seed_data_dir):
     )
     assert rep["config"]["retrieval_only"] and rep["n"] == 4
     assert rep["retrieval"]["hit_at_5"] >= 0.8 and rep["citations"]["precision"] is None
-    assert rep["unanswerable"]["refusal_rate"] is not None  # predicted by the engine's rule
-    assert rep["calibration"]["refusal_sweeps"]
+    assert rep["calibration"]["refusal_sweeps"]  # the retrieval signals' sweep, no decision predicted
 
 
 # ------------------------------------------------------------------ real smoke run

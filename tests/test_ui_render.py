@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from rag.types import Answer, Citation, Hit, Sentence
+from rag.prompts import REFUSAL
+from rag.types import Answer, Caveat, Citation, Hit, Sentence
 from tests.ui_support import UNTITLED, FakeEngine, corpus_papers, xss_paper
 from ui import render
 from ui.render import Turn
@@ -271,19 +272,20 @@ def test_uncited_retrieved_are_collapsed_with_scores():
 
 def test_refusal_shows_plainly_with_related_papers():
     hits = [Hit(p, 0.1) for p in corpus_papers()[:3]]
-    a = Answer(question="q", answer=render.REFUSAL, citations=[], sentences=[], retrieved=hits, refused=True)
+    a = Answer(question="q", answer=REFUSAL, citations=[], sentences=[], retrieved=hits, refused=True)
     turn = Turn("q", answer=a, status="done")
     chat = render.render_chat([turn])
-    assert render.esc(render.REFUSAL) in chat and "related-link" in chat
+    assert render.esc(REFUSAL) in chat and "related-link" in chat
     sources = render.render_sources([turn])
     assert "Related papers" in sources and hits[0].paper.title in sources
     assert 'id="rel-0-1"' in sources
-    # the engine's reason shows once, under the headline, without repeating it
-    why = replace(a, answer=render.REFUSAL + " (no indexed abstract matches what the question describes.)")
+    # its caveats show under the headline, from their codes: the answer text is never parsed
+    why = replace(a, caveats=[Caveat("term_absent", "No indexed abstract mentions “Zorb”.")])
     chat = render.render_chat([Turn("q", answer=why, status="done")])
+    assert chat.count(render.esc(REFUSAL)) == 1
     assert (
-        chat.count(render.esc(render.REFUSAL)) == 1
-        and "Why: no indexed abstract matches what the question describes." in chat
+        'class="caveat caveat-term_absent" data-code="term_absent">No indexed abstract mentions “Zorb”.'
+        in chat
     )
     # a typo's mended question is one click away, escaped into its attribute
     typo = replace(a, suggested_question='What does "Celcomen" do?')
@@ -303,9 +305,12 @@ def test_only_latest_turn_sources_visible():
 def test_sources_say_which_earlier_question_a_follow_up_was_read_with():
     a = celcomen_answer()
     follow = replace(
-        a, question="Does it <b>scale</b>?", standalone_question="Does it <b>scale</b>? (What is X?)"
+        a,
+        question="Does it <b>scale</b>?",
+        standalone_question="Does it <b>scale</b>? (What is X?)",
+        leaned_on="What is X?",
     )
-    alone = replace(a, question="What is Y?", standalone_question="What is Y?")
+    alone = replace(a, question="What is Y?", standalone_question="What is Y?", leaned_on=None)
     html = render.render_sources([Turn(follow.question, answer=follow, status="done")])
     assert "Read as a follow-up to: <span>What is X?</span>" in html and "<b>" not in html
     assert "Read as a follow-up" not in render.render_sources(
@@ -341,7 +346,7 @@ def test_answer_markdown_refusal_lists_related():
     hits = [Hit(p, 0.1) for p in corpus_papers()[:2]]
     a = Answer(question="q", answer="", citations=[], sentences=[], retrieved=hits, refused=True)
     md = render.answer_markdown(a)
-    assert render.REFUSAL in md and "Closest papers:" in md and md.count("\n- ") == 2
+    assert REFUSAL in md and "Closest papers:" in md and md.count("\n- ") == 2
 
 
 def test_status_banner_escapes():

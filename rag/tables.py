@@ -1,0 +1,95 @@
+"""Papers side by side, each cell quoted from that paper's abstract or "not stated": a question asked of
+every paper of a list ("what data do they use?"), and a comparison (problem, method, data, result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from rag.cite import Evidence
+from rag.evidence import EvidenceSet
+from rag.outcome import Outcome, states_number
+from rag.reading import Reading
+from rag.text import CONTRIBUTION, content_words
+from rag.types import Sentence, Table
+
+# what each compare column asks of an abstract, scored like a question against its sentences
+COLUMNS = {
+    "Problem": "the problem, challenge or limitation of existing methods that this work addresses",
+    "Method": "we propose a new method, model or framework that works by",
+    "Data or benchmarks": "experiments on datasets and benchmarks, evaluated on tasks",
+    "Main result": "results show it outperforms baselines, improves accuracy and achieves state of the art",
+}
+
+
+def _cell(e: Evidence) -> Sentence:
+    return Sentence(e.text.strip(), [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)])
+
+
+def _render(table: Table, evset: EvidenceSet) -> str:
+    """The table as plain text: each paper, then a line per column."""
+    lines = []
+    for n, cells in table.rows:
+        lines.append(f"[{n}] {evset.hits[n - 1].paper.label}")
+        for col, cell in zip(table.columns, cells):
+            lines.append(f"  {col}: " + (f"{cell} [{n}]" if cell else "not stated in the abstract"))
+    return "\n".join(lines)
+
+
+def per_paper(engine, reading: Reading, evset: EvidenceSet, outcome: Outcome, reply) -> Iterator:
+    """The question answered for each paper of the list it follows: one row each, its best sentence, or
+    "not stated in the abstract" when no sentence clears `per_paper_min` (for a number asked, none states
+    one near what is asked)."""
+    s = engine.settings
+    question = reading.asked
+    part = reading.parts[0] if reading.parts else None
+    near = content_words(question)
+    rows, sentences = [], []
+    for n in range(1, len(evset.hits) + 1):
+        own = [e for e in evset.every if e.paper_n == n]
+        if not own:
+            rows.append((n, [None]))
+            continue
+        scores = engine.judge.scores(question, own)
+        if part is not None and part.number:
+            scores = scores * np.array([states_number(e.text, question, near, s.number_window) for e in own])
+        best = int(np.argmax(scores))
+        if scores[best] < s.per_paper_min:
+            rows.append((n, [None]))
+            continue
+        own[best].score = float(scores[best])
+        sentences.append(_cell(own[best]))
+        rows.append((n, [own[best].text.strip()]))
+    table = Table([question], rows)
+    text = _render(table, evset)
+    yield text
+    yield reply.answer(sentences, evset.hits, outcome, text=text, table=table)
+
+
+def compare(engine, evset: EvidenceSet, positions: list[int], outcome: Outcome, reply) -> Iterator:
+    """Two or more papers as a table: rows are the papers, columns what each is about (COLUMNS), each cell
+    the paper's sentence that best says it (each sentence used once), or "not stated"."""
+    s = engine.settings
+    names = list(COLUMNS)
+    rows, sentences = [], []
+    for n in positions:
+        own = [e for e in evset.every if e.paper_n == n]
+        if not own:
+            continue
+        score = np.stack([engine.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
+        score[names.index("Method")] += s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in own])
+        cells: list[str | None] = [None] * len(names)
+        used: set[int] = set()
+        for flat in np.argsort(-score, axis=None):  # the best (column, sentence) pairs first, each once
+            c, i = divmod(int(flat), len(own))
+            if cells[c] is not None or i in used or score[c, i] < s.compare_min:
+                continue
+            cells[c], used = own[i].text.strip(), used | {i}
+        rows.append((n, cells))
+        sentences += [_cell(own[i]) for i in sorted(used)]
+    table = Table(names, rows)
+    text = _render(table, evset)
+    yield text
+    yield reply.answer(sentences, evset.hits, outcome, text=text, table=table)
