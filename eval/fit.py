@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 REFUSE = ("relevance", "cosine", "cover", "named")
-CAVEAT = ("cover", "score", "missing", "elsewhere", "no_number", "which", "aspect")
+CAVEAT = ("cover", "thing", "score", "missing", "elsewhere", "no_number", "which", "aspect")
 MISSING = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
 

@@ -243,7 +243,7 @@ def chat(*, settings: Settings):
         except UserError as e:
             typer.echo(f"error: {e}", err=True)
             continue
-        history += [{"role": "user", "content": q}, {"role": "assistant", "content": ans.answer}]
+        history += [{"role": "user", "content": q}, ans.as_turns()[1]]  # a list's papers go with it
 
 
 @app.command()

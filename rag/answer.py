@@ -165,7 +165,11 @@ class Engine:
         hits = reading.hits.get(reading.query) if depth == k else None
         if reading.entry or reading.over:  # pointed at papers of the list just shown: those are the sources
             papers = self.retriever.bm25().papers
-            hits = [Hit(papers[i], 1.0) for i in ([reading.entry] if reading.entry else reading.over) if i in papers]
+            hits = [
+                Hit(papers[i], 1.0)
+                for i in ([reading.entry] if reading.entry else reading.over)
+                if i in papers
+            ]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
         timings = {"retrieve_s": time.perf_counter() - t0}
@@ -202,7 +206,9 @@ class Engine:
             top = [evset.top(n) for n in sorted(outcome.focus)]
             quotes = [e for e in top if e is not None][:1]
         yield from outcome.caveats
-        sentences = quote_sentences(quotes, evset, titled=reading.shape == "which" or len({e.paper_n for e in quotes}) > 1)
+        sentences = quote_sentences(
+            quotes, evset, titled=reading.shape == "which" or len({e.paper_n for e in quotes}) > 1
+        )
         body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
         yield body
         if s.answer_style == "lead" and quotes:
@@ -220,7 +226,10 @@ class Engine:
         ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
         msgs = [
             {"role": "system", "content": prompts.ANSWER_SYSTEM},
-            {"role": "user", "content": prompts.ANSWER_USER.format(evidence=blocks(ev), question=reading.prompt_question)},
+            {
+                "role": "user",
+                "content": prompts.ANSWER_USER.format(evidence=blocks(ev), question=reading.prompt_question),
+            },
         ]
         raw = self.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
         _, sents, _ = bind(raw, quotes, self.judge, s.support_threshold)

@@ -196,7 +196,8 @@ def render(sentences: list[Sentence]) -> str:
 
 # words a faithful rewording may add or drop without adding a claim
 _CONNECTIVES = frozenset(
-    stem(w) for w in "paper propose proposes introduce introduces present presents use uses show shows method "
+    stem(w)
+    for w in "paper propose proposes introduce introduces present presents use uses show shows method "
     "approach work study author authors also new based".split()
 )
 _FUNCTION_END = frozenset("the a an of and or to with which that than as by is are for in on from".split())

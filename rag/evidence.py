@@ -121,7 +121,11 @@ def quote_sentences(quotes: list[Evidence], evset: EvidenceSet, titled: bool = F
         if titled and e.paper_n not in seen:
             text = f"{evset.hits[e.paper_n - 1].paper.label}: {text}"
         seen.add(e.paper_n)
-        out.append(Sentence(text, [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)]))
+        out.append(
+            Sentence(
+                text, [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)]
+            )
+        )
     return out
 
 

@@ -266,6 +266,20 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
     return MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")
 
 
+def table_markdown(answer: Any, renumber: dict[int, int]) -> str:
+    """An answer's table as a Markdown table: a row per paper, each cell quoted and cited, or "not stated"."""
+    t = answer.table
+
+    def cell(text: str | None, n: int) -> str:
+        return f"{_md(text)} [{renumber.get(n, n)}]".replace("|", "\\|") if text else "_not stated_"
+
+    lines = ["| Paper | " + " | ".join(_md(c) for c in t.columns) + " |", "|---" * (len(t.columns) + 1) + "|"]
+    for n, cells in t.rows:
+        label = _md(_label(answer.retrieved[n - 1].paper)).replace("|", "\\|")
+        lines.append(f"| {label} | " + " | ".join(cell(c, n) for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:
     """Answers as Markdown: each standalone question and its answer, then one numbered reference
     list (authors, decision, OpenReview URL) shared by all answers. `chat=False`: one answer on its
@@ -289,7 +303,9 @@ def answer_markdown(answers: Sequence[Any], chat: bool = True) -> str:
                 lines += ["", "Closest papers:"]
                 lines += [f"- {_md(_label(p))}" + (f" <{_url(p)}>" if _url(p) else "") for p in related]
         else:
-            lines.append(_answer_body(a, renumber))
+            lines.append(
+                table_markdown(a, renumber) if getattr(a, "table", None) else _answer_body(a, renumber)
+            )
             lines += ["", *caveats] if caveats else []
         lines.append("")
     if refs:

@@ -24,9 +24,13 @@ def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> 
             return
         outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
     top = evset.max_score
-    keep = [n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= s.list_cut * top]
+    keep = [
+        n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= s.list_cut * top
+    ]
     words = asked_words(reading.topic, reading.terms)
-    covered = [n for n in keep if idf_cover(words, evset.hits[n - 1].paper.words, lexical.idf) >= s.list_min_cover]
+    covered = [
+        n for n in keep if idf_cover(words, evset.hits[n - 1].paper.words, lexical.idf) >= s.list_min_cover
+    ]
     if keep and not covered and not any(c.code == "partial_match" for c in outcome.caveats):
         outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, [])))
     shown = (covered or keep or evset.papers()[:1])[: s.list_max]
@@ -46,7 +50,9 @@ def _listed(res, reading, outcome: Outcome, done, limit: int) -> Iterator:
     for n, x in enumerate(first, start=1):
         a = x.paper.text.find(x.quote)
         span = [(n, a, a + len(x.quote))] if a >= 0 else []
-        sentences.append(Sentence(f"{x.paper.label}: {x.quote.strip()}", [n], True, round(x.score, 4), True, span))
+        sentences.append(
+            Sentence(f"{x.paper.label}: {x.quote.strip()}", [n], True, round(x.score, 4), True, span)
+        )
     yield from outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
     yield done.answer(sentences, hits, outcome, text=_text(header, sentences), listed=len(res.papers))

@@ -82,7 +82,9 @@ def term_caveats(reading: Reading, hits: list[Hit], known) -> list[Caveat]:
     """A name the user's words ask about that no retrieved abstract mentions (one of "A or B" is enough):
     "No indexed abstract mentions “Asch”." Numbers are left to the evidence check."""
     texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
-    terms = {t for t in reading.terms if not t[:1].isdigit() and not field_word(t)}  # a kind is asked, not named
+    terms = {
+        t for t in reading.terms if not t[:1].isdigit() and not field_word(t)
+    }  # a kind is asked, not named
     out = []
     for group in alternatives(reading.asked, terms):
         if any(mentions(x, t) for x in texts for t in group):
@@ -115,7 +117,9 @@ def language_caveat(text: str, known) -> Caveat | None:
     if not foreign and len(kept) * 2 >= len(ws):
         return None
     found = f" Words of it the index knows: {', '.join(kept)}." if kept else ""
-    return Caveat("language", f"This question does not seem to be in English; the index reads English only.{found}")
+    return Caveat(
+        "language", f"This question does not seem to be in English; the index reads English only.{found}"
+    )
 
 
 def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: float) -> set[int]:
@@ -145,7 +149,10 @@ def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
         return set()
     count = [sum(mentions(x, t) for t in terms) for x in texts]
     if per_term and len(terms) > 1:
-        return {max((i for i, x in enumerate(texts) if mentions(x, t)), key=lambda i: (count[i], -i)) + 1 for t in terms}
+        return {
+            max((i for i, x in enumerate(texts) if mentions(x, t)), key=lambda i: (count[i], -i)) + 1
+            for t in terms
+        }
     return {count.index(max(count)) + 1}
 
 
@@ -195,22 +202,26 @@ def answer_part(
     if not pool:
         return out
     text = f"{part.text} ({reading.base})" if reading.base else part.text
-    scores = judge.scores(text, pool)
+    scores = raw = judge.scores(text, pool)
     match = float(scores.max())
     words = asked_words(part.text, reading.terms)
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
     numbered = 1.0
+    thing = content_words(part.thing) - FRAME
     if part.number:  # only a sentence stating a number near what is asked can answer it
-        near = words | content_words(part.number)
+        near = thing or words
         stated = np.array([states_number(e.text, reading.asked, near, s.number_window) for e in pool])
         numbered = float(stated.any())
         scores = scores * stated if stated.any() else scores
     if not words:  # "What does X do?": what the paper says it contributes answers it
         scores = scores + s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in pool])
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
-    others = set().union(*(h.paper.words for n, h in enumerate(evset.hits[: s.context_papers], 1) if n not in papers))
+    others = set().union(
+        *(h.paper.words for n, h in enumerate(evset.hits[: s.context_papers], 1) if n not in papers)
+    )
     x = {
         "cover": idf_cover(words, have, idf),
+        "thing": idf_cover(thing, have, idf),
         "score": match,
         "missing": min(sum(idf(w) for w in words if w not in have), 20.0),
         "elsewhere": min(sum(idf(w) for w in words if w not in have and w in others), 20.0),
@@ -222,7 +233,13 @@ def answer_part(
         own = [e for e in pool if e.paper_n == papers[0]]
         paper = evset.hits[papers[0] - 1].paper
         vecs = np.stack([e.vec for e in own] + list(judge.vectors([paper.label])))
-        gaps = missing_aspects(to_cover(reading.topic), [(f"{paper.title or ''} {paper.text}", vecs)], judge.vectors, s.list_aspect_gain, known)
+        gaps = missing_aspects(
+            to_cover(reading.topic),
+            [(f"{paper.title or ''} {paper.text}", vecs)],
+            judge.vectors,
+            s.list_aspect_gain,
+            known,
+        )
         x["aspect"] = float(bool(gaps and gaps[0]))
     out.signals = x
     if logistic(s.caveat_model, s.caveat_intercept, x) >= s.caveat_bar:
@@ -238,6 +255,9 @@ def answer_part(
             return out
     for n in papers:  # each paper's best sentences for the part
         own = [i for i in order if pool[i].paper_n == n]
+        if own and scores[own[0]] <= 0:  # none of its sentences states the number: its best match
+            own.sort(key=lambda i: -raw[i])
+            scores = np.where([pool[i].paper_n == n for i in range(len(pool))], raw, scores)
         if not own or scores[own[0]] <= 0:
             continue
         best = scores[own[0]]

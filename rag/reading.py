@@ -85,6 +85,7 @@ class Part:
 
     text: str
     number: str | None = None  # what a number is asked of ("cell lines"), when a number is asked
+    thing: str = ""  # what the question word asks about ("which benchmark" -> "benchmark"; "" for "how does …")
 
 
 @dataclass
@@ -181,12 +182,31 @@ def number_asked(text: str) -> str | None:
                 thing.append(x)
             return " ".join(thing) or ws[i + 1]
         if w in ("what", "which") and i + 1 < len(ws):
-            for x in ws[i + 1 : i + 5]:
-                if x in MEASURES:
-                    return x
+            for j, x in enumerate(ws[i + 1 : i + 5]):
+                if x in MEASURES:  # "what inference speed" -> "inference speed"
+                    return " ".join(y for y in ws[i + 1 : i + 2 + j] if y not in AUX and y != "the")
                 if x in AUX and x not in ("is", "are", "was", "were"):
                     break
     return None
+
+
+def asked_thing(text: str) -> str:
+    """The words a question word asks about: "what inference speed does X report" -> "inference speed",
+    "which benchmark is that on" -> "benchmark"; "" when it asks how, why or whether."""
+    ws = words(text)
+    for i, w in enumerate(ws):
+        if w not in ("what", "which"):
+            continue
+        if ws[i + 1 : i + 2] and ws[i + 1] in AUX and ws[i + 1] not in ("is", "are", "was", "were"):
+            return ""  # "what does X do?": the question word asks about no noun
+        thing = []
+        for x in ws[i + 1 : i + 6]:
+            if x in AUX and thing or x in PRONOUNS or x in ("of", "in", "on", "for", "to", "from", "with", "by"):
+                break
+            if x not in AUX and x not in ("the", "a", "an", "kind", "type", "exact", "specific"):
+                thing.append(x)
+        return " ".join(thing)
+    return ""
 
 
 def parts(text: str) -> tuple[Part, ...]:
@@ -194,7 +214,11 @@ def parts(text: str) -> tuple[Part, ...]:
     and how many cell lines does it use?" -> two parts."""
     pieces = [p.strip(" ,?") for p in _CLAUSE.split(text) if p and p.strip(" ,?")]
     pieces = [p for p in pieces if len(content_words(p)) >= 1] or [text.strip()]
-    return tuple(Part(p, number_asked(p)) for p in pieces)
+    out = []
+    for p in pieces:
+        number = number_asked(p)
+        out.append(Part(p, number, number or asked_thing(p)))
+    return tuple(out)
 
 
 # ------------------------------------------------------------------ chat: does it lean on a turn?

@@ -169,7 +169,12 @@ class GroundingSettings(BaseModel):
         "contained in the sentences it cites.",
     )
     refuse_model: dict[str, tuple[float, float, float]] = D(
-        {"relevance": (0.45, 0.12, -1.5), "cosine": (0.45, 0.12, -1.0), "cover": (0.6, 0.25, -1.5), "named": (0.8, 0.3, -1.0)},
+        {
+            "relevance": (0.45, 0.12, -1.5),
+            "cosine": (0.45, 0.12, -1.0),
+            "cover": (0.6, 0.25, -1.5),
+            "named": (0.8, 0.3, -1.0),
+        },
         "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
         "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
         "(`rag eval-fit`, eval/results/outcome-fit).",
@@ -182,15 +187,21 @@ class GroundingSettings(BaseModel):
         "that its papers' words hold, and its best sentence's score (`rag eval-fit`).",
     )
     caveat_intercept: float = D(-2.0, "A part not stated: the logistic model's intercept.")
-    caveat_bar: float = D(0.5, "A part gets a caveat when the model's probability of not stated reaches this.")
-    number_window: int = D(8, "A number answers a part when it stands within this many words of what is asked.")
+    caveat_bar: float = D(
+        0.5, "A part gets a caveat when the model's probability of not stated reaches this."
+    )
+    number_window: int = D(
+        8, "A number answers a part when it stands within this many words of what is asked."
+    )
     part_sentences: int = D(2, "Sentences quoted per part and paper.")
     contribution_bonus: float = D(
-        0.15, "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score."
+        0.15,
+        "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score.",
     )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
     per_paper_min: float = D(
-        0.35, "A question asked of a list's papers: a paper's best sentence must score this, else 'not stated'."
+        0.35,
+        "A question asked of a list's papers: a paper's best sentence must score this, else 'not stated'.",
     )
     compare_min: float = D(0.2, "Compare tables: a cell's sentence must score this against its column.")
     focus_broad_ratio: float = D(
@@ -199,7 +210,9 @@ class GroundingSettings(BaseModel):
     evidence_per_paper: int = D(3, "Evidence: best sentences kept per paper (plus a needed neighbour).")
     evidence_share: float = D(0.7, "Evidence: a paper's sentences within this share of its best sentence.")
     list_candidates: int = D(12, "List answers: papers retrieved before the evidence bar.")
-    list_min_score: float = D(0.4, "List answers over a small index: a paper's best sentence must score this.")
+    list_min_score: float = D(
+        0.4, "List answers over a small index: a paper's best sentence must score this."
+    )
     list_cut: float = D(0.75, "List answers over a small index: papers within this share of the best.")
     list_min_cover: float = D(
         0.5, "List answers over a small index: a paper's words must hold this share of the topic's (idf)."

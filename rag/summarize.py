@@ -23,10 +23,14 @@ if TYPE_CHECKING:
     from rag.reading import Reading
 
 
-def select_papers(engine: Engine, topic: str, top_k: int | None, mode, filters=None) -> tuple[list[int], EvidenceSet]:
+def select_papers(
+    engine: Engine, topic: str, top_k: int | None, mode, filters=None
+) -> tuple[list[int], EvidenceSet]:
     """(positions of the selected papers, best first; the evidence over all candidates)."""
     s = engine.settings
-    cands = engine.retriever.retrieve(topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters)
+    cands = engine.retriever.retrieve(
+        topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters
+    )
     evset = engine.evidence(topic, cands)
     best = evset.max_score
     keep = [
@@ -48,7 +52,9 @@ def summarize_stream(
     topic = reading.topic or reading.asked
     selected, evset = select_papers(engine, topic, top_k, mode, reading.filters)
     yield Retrieved(question or reading.asked, topic, "summary", evset.hits)
-    done = Reply(engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0)
+    done = Reply(
+        engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0
+    )
     if not selected:
         ans = done.refusal(NOTHING_RELEVANT, [])
         ans.answer = prompts.SUMMARY_EMPTY

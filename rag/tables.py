@@ -25,7 +25,9 @@ COLUMNS = {
 
 
 def _cell(e: Evidence) -> Sentence:
-    return Sentence(e.text.strip(), [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)])
+    return Sentence(
+        e.text.strip(), [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)]
+    )
 
 
 def _render(table: Table, evset: EvidenceSet) -> str:
@@ -79,7 +81,9 @@ def compare(engine, evset: EvidenceSet, positions: list[int], outcome: Outcome, 
         if not own:
             continue
         score = np.stack([engine.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
-        score[names.index("Method")] += s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in own])
+        score[names.index("Method")] += s.contribution_bonus * np.array(
+            [bool(CONTRIBUTION.search(e.text)) for e in own]
+        )
         cells: list[str | None] = [None] * len(names)
         used: set[int] = set()
         for flat in np.argsort(-score, axis=None):  # the best (column, sentence) pairs first, each once

@@ -166,7 +166,9 @@ class Answer:
         turn = {"role": "assistant", "content": self.answer}
         if self.shape in ("list", "summary", "compare", "per_paper") and not self.refused:
             rows = [n for n, _ in self.table.rows] if self.table else sorted(c.n for c in self.citations)
-            turn["papers"] = [self.retrieved[n - 1].paper.paper_id for n in rows if 0 < n <= len(self.retrieved)]
+            turn["papers"] = [
+                self.retrieved[n - 1].paper.paper_id for n in rows if 0 < n <= len(self.retrieved)
+            ]
         return [{"role": "user", "content": self.question}, turn]
 
     def to_json(self) -> dict[str, Any]:

@@ -414,3 +414,36 @@ def test_cards_show_authors_not_internal_ids_and_scores_need_the_toggle():
     shown = render.render_sources([turn], show_scores=True)
     assert 'class="score-legend"' in shown and "not probabilities" in shown
     assert re.search(r"retrieval score \d\.\d{3}", shown)
+
+
+def test_a_table_answer_shows_a_row_per_paper_with_chips_and_not_stated_cells():
+    from rag.types import Citation, Table
+
+    papers = corpus_papers()[:2]
+    hits = [Hit(p, 1.0) for p in papers]
+    first = papers[0].text.split(". ")[0] + "."
+    a = Answer(
+        question="What data do they use?",
+        answer="…",
+        citations=[
+            Citation(
+                1,
+                papers[0].paper_id,
+                papers[0].title,
+                papers[0].source_file,
+                papers[0].index,
+                first,
+                0,
+                len(first),
+            )
+        ],
+        sentences=[],
+        retrieved=hits,
+        shape="per_paper",
+        table=Table(["What data do they use?"], [(1, [first]), (2, [None])]),
+    )
+    html = render.render_chat([Turn("q", answer=a, status="done")])
+    assert '<table class="paper-table">' in html and html.count("<tr>") == 3
+    assert "not stated in the abstract" in html and render.esc(first) in html and 'data-n="1"' in html
+    md = render.answer_markdown(a)
+    assert "| Paper | What data do they use? |" in md and "_not stated_" in md

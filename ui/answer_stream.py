@@ -158,7 +158,7 @@ class AnswerStream:
                 if session.epoch == epoch:
                     session.history += [
                         {"role": "user", "content": turn.question},
-                        {"role": "assistant", "content": turn.answer.answer},
+                        turn.answer.as_turns()[1],  # a list's papers go with it ("the second one")
                     ]
             except UserError as e:
                 turn.status, turn.error = "error", str(e) or "That question can't be answered as typed."

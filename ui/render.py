@@ -118,6 +118,23 @@ def caveats_html(answer: Answer) -> str:
     return f'<ul class="caveats" aria-label="Caveats">{"".join(rows)}</ul>' if rows else ""
 
 
+def table_html(answer: Answer, turn: int, labels: dict[int, str]) -> str:
+    """Papers side by side: a row per paper, each cell its quoted sentence with a chip, or "not stated"."""
+    t = answer.table
+    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in ["Paper", *t.columns])
+    body = []
+    for n, cells in t.rows:
+        paper = answer.retrieved[n - 1].paper.label if 0 < n <= len(answer.retrieved) else str(n)
+        tds = "".join(
+            f"<td>{esc(c)} {_chips([n], turn, labels)}</td>"
+            if c
+            else '<td class="not-stated">not stated in the abstract</td>'
+            for c in cells
+        )
+        body.append(f'<tr><th scope="row">{esc(paper)}</th>{tds}</tr>')
+    return f'<div class="table-wrap"><table class="paper-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
 def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) -> str:
     """The assistant message for a final Answer: chips, dimmed unsupported sentences. `indexed`
     ("38 seed abstracts") names what a refusal searched."""
@@ -140,7 +157,12 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             if valid_cites and not MARKER_RE.search(seg_text):
                 html_text += _chips(valid_cites, turn, labels)
             body.append(html_text)
-    parts = [f'<div class="answer-text">{"".join(body)}</div>', caveats_html(answer)]
+    main = (
+        table_html(answer, turn, labels)
+        if answer.table
+        else f'<div class="answer-text">{"".join(body)}</div>'
+    )
+    parts = [main, caveats_html(answer)]
     badges = []
     if answer.fallback:
         badges.append(
