@@ -270,7 +270,20 @@ def serve(
         typer.Option(help="Bind address. Anything but loopback needs --auth (or --insecure-no-auth)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 7860,
-    auth: Annotated[str | None, typer.Option(help="USER:PASS login (env RAG_AUTH).")] = None,
+    auth: Annotated[
+        str | None,
+        typer.Option(help="USER:PASS login. Others can read it in `ps`: prefer env RAG_AUTH or --auth-file."),
+    ] = None,
+    auth_file: Annotated[
+        Path | None, typer.Option("--auth-file", help="A file whose first line is USER:PASS (the login).")
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Behind a reverse proxy: its address(es), whose X-Forwarded-For is trusted (default: none).",
+        ),
+    ] = None,
     insecure_no_auth: Annotated[
         bool,
         typer.Option(
@@ -290,10 +303,21 @@ def serve(
     settings: Settings,
 ):
     """Start the browser chat UI."""
-    from ui.launch_options import check_host, parse_auth
+    from ui.launch_options import check_host, check_port, parse_auth, read_auth_file
 
+    if auth is not None and auth_file is not None:
+        raise UserError("Give either --auth or --auth-file, not both.")
+    if auth is not None:
+        echo(
+            "note: --auth shows the password to anyone who can list processes; RAG_AUTH or --auth-file don't.",
+            err=True,
+        )
+    auth = read_auth_file(auth_file) if auth_file is not None else auth
     s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
+    if forwarded_allow_ips is not None:
+        s = s.model_copy(update={"forwarded_allow_ips": forwarded_allow_ips})
     check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
+    check_port(host, port)
     if conference:  # its own collection; the page starts at once and its loader indexes it
         s = for_conference(s, explicit=collection_flag(s))
     elif not ingest_seeds:

@@ -467,13 +467,19 @@ class ServingSettings(BaseModel):
     """The web UI."""
 
     auth: str | None = D(None, "USER:PASS login for the web UI.")
+    forwarded_allow_ips: str = D(
+        "",
+        "Addresses of the reverse proxy whose X-Forwarded-For the server trusts (comma-separated, '*' any); none "
+        "by default, so no client can choose the address the failed-login limit counts.",
+    )
     queue_size: int = D(128, "Requests waiting in the UI queue; beyond it a request is turned away.")
     handler_concurrency: int = D(8, "Fast UI events (no generation) handled at once.")
     concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
     example_count: int = D(5, "Example questions shown on the first page.")
     find_page_size: int = D(20, "Find papers: rows per page of the result table.")
     upload_max_bytes: int = D(
-        1_000_000, "Largest file accepted by /gradio_api/upload (the page has no upload)."
+        1_000_000,
+        "Largest file Gradio would accept (its /upload route is turned off: the page takes no files).",
     )
     request_max_bytes: int = D(2_000_000, "Largest request body the web server accepts.")
     login_max_failures: int = D(5, "Failed logins allowed per client address per login_window_s.")
