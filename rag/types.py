@@ -5,14 +5,17 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
+_OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
 
 @dataclass
 class Paper:
-    paper_id: str  # OpenReview id where known, else "<file stem>#<index>"
+    paper_id: str  # OpenReview id where known, else "<file stem>#<index>-<abstract hash>" (rag.corpus)
     text: str  # the full abstract
     source_file: str
     index: int  # 0-based among the abstracts of its file (header excluded)
@@ -45,7 +48,9 @@ class Paper:
 
     @property
     def url(self) -> str | None:
-        if "#" in self.paper_id:
+        # OpenReview ids only: any other id (a generated "file#0-…", one from a corpus file with markup in it)
+        # makes no link
+        if not _OPENREVIEW_ID.fullmatch(self.paper_id):
             return None
         return f"https://openreview.net/forum?id={self.paper_id}"
 
