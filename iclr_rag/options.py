@@ -88,7 +88,8 @@ def settings_error(e: ValidationError, flags: dict) -> str:
         return f"Bad settings: {msg}."
     name = str(err["loc"][0])
     where = f"--{name.replace('_', '-')}" if flags.get(name) is not None else f"RAG_{name.upper()}"
-    return f"Bad {where} value {err.get('input')!r}: {msg}."
+    value = err.get("input")
+    return f"Bad {where} value {str(value) if isinstance(value, Path) else repr(value)}: {msg}."
 
 
 def collection_flag(s: Settings) -> str | None:

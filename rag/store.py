@@ -185,7 +185,7 @@ def not_indexed(settings: Settings, others: dict[str, int] | None = None) -> Use
     flag = "--conference" if name == settings.conference_collection else f"--collection {name}"
     return UserError(
         f"Nothing is indexed yet in collection '{settings.collection}' of {_where(settings)}, but collection "
-        f"'{name}' holds {n:,} papers: add {flag} to read it (or run {how} to fill this one)."
+        f"'{name}' holds {n:,} paper{'s' * (n != 1)}: add {flag} to read it, or fill this one with {how.split(' (')[0]}."
     )
 
 

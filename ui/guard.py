@@ -151,17 +151,23 @@ class RouteGuard:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         path = scope.get("path", "").rstrip("/")
-        if path.endswith("/upload") or path.endswith("/upload_progress"):
-            return await _reply(send, 403, "Uploads are off: this page takes no files.")
         gradio = scope.get("app")
-        if (
+        refusal = None
+        if path.endswith("/upload") or path.endswith("/upload_progress"):
+            refusal = 403, "Uploads are off: this page takes no files."
+        elif (
             path.startswith("/gradio_api/")
             and path.split("/")[2] not in self.PUBLIC
             and getattr(gradio, "auth", None)
             and not _logged_in(scope, gradio)
         ):
-            return await _reply(send, 401, "Not authenticated: log in first.")
-        await self.app(scope, receive, send)
+            refusal = 401, "Not authenticated: log in first."
+        if refusal is None:
+            return await self.app(scope, receive, send)
+        if scope["type"] == "websocket":
+            return await send({"type": "websocket.close", "code": 1008})
+        await _body(receive)  # read (BodyCap bounds it) and dropped, so the client reads the answer
+        await _reply(send, *refusal)
 
 
 def _logged_in(scope, gradio) -> bool:
