@@ -16,7 +16,7 @@ import os
 import shutil
 import uuid
 
-from rag.chunk import chunk_id
+from rag.chunk import stored_chunk
 from rag.ingest import Ingest, IngestReport
 from rag.settings import Settings
 from rag.store import (
@@ -29,21 +29,6 @@ from rag.store import (
     vector_segments,
 )
 from rag.types import Chunk, Paper
-
-
-def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
-    """A chunk record back to a Chunk: its text is a slice of its paper's stored abstract (chunk
-    records carry no document: Chroma's full-text indexing of them was most of ingest's write time)."""
-    text = paper_texts.get(meta["paper_id"])
-    if text is None:
-        return None
-    start, end = int(meta["start"]), int(meta["end"])
-    piece = text[start:end]
-    # The id hashes the chunk's text: a record written for another version of the abstract (an
-    # ingest killed before its commit marker, or one racing this read) doesn't match and is skipped.
-    if chunk_id(meta["paper_id"], f"{start}:{piece}") != cid:
-        return None
-    return Chunk(cid, meta["paper_id"], piece, start, end)
 
 
 def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
@@ -188,7 +173,9 @@ class Index:
         out: list[Chunk] = []
         for offset in range(0, self.count(), self.settings.store_page):
             got = self.chunks.get(include=["metadatas"], limit=self.settings.store_page, offset=offset)
-            out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
+            out += filter(
+                None, (stored_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"]))
+            )
         return out
 
     @guarded()
@@ -231,7 +218,7 @@ class Index:
                 pid: p.text
                 for pid, p in self.get_papers(sorted({m["paper_id"] for m in metas.values()})).items()
             }
-            fresh = {cid: _chunk(cid, m, texts) for cid, m in metas.items()}
+            fresh = {cid: stored_chunk(cid, m, texts) for cid, m in metas.items()}
         out = []
         for cid, dist in zip(ids, dists):
             c = known.get(cid) or fresh.get(cid)
@@ -254,8 +241,10 @@ class Index:
         """Store papers (creating the store); one ingest per store at a time (`ingest_lock`).
         `on_progress(done, total)` (chunks embedded so far, chunks to embed) is called at the start and
         after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
-        self._open(True)
-        with ingest_lock(self.settings, say, identity=self._papers.id.hex):
+        if self.settings.chroma_url:  # a server's lock is keyed on its id of the collection
+            self._open(True)
+        with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
+            self._open(True)  # embedded: inside the lock (two threads creating one store collide)
             if self.journal.exists():  # a rebuild was cut off: finish it first
                 self._run(self._journal_papers(), embedder, progress, on_progress)
                 self.journal.unlink()

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, vector_hash
+from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, stored_chunk, vector_hash
 from rag.errors import UserError
 from rag.types import Chunk, Paper
 from rag.vector_bundle import VectorBundle
@@ -168,8 +168,6 @@ class Ingest:
         """Delete chunk records no paper record accounts for (two ingests of two versions of a paper that
         raced, or an ingest killed before its commit marker) and return how many: only when the store holds
         more chunk records than its papers' `n_chunks` add up to, so the usual cost is one metadata read."""
-        from rag.index import _chunk
-
         index, page = self.index, self.settings.store_page
         expected = 0
         for offset in range(0, index.paper_count(), page):
@@ -181,7 +179,7 @@ class Ingest:
         stale = []
         for offset in range(0, index.count(), page):
             got = index.chunks.get(include=["metadatas"], limit=page, offset=offset)
-            stale += [c for c, m in zip(got["ids"], got["metadatas"]) if _chunk(c, m, texts) is None]
+            stale += [c for c, m in zip(got["ids"], got["metadatas"]) if stored_chunk(c, m, texts) is None]
         self.delete(index.chunks, stale)
         return len(stale)
 
