@@ -135,7 +135,9 @@ def _queries(a: dict) -> list[str]:
     qs = [q for q in qs if q["type"] != "summary"]
     # the words' reading (no retrieval check: the timings are of retrieval alone)
     return [
-        f"{q['question']} ({q['history'][-1]})" if q.get("history") and leans(q["question"]) else q["question"]
+        f"{q['question']} ({q['history'][-1]})"
+        if q.get("history") and leans(q["question"])
+        else q["question"]
         for q in qs
     ][: a.get("n_queries", 30)]
 

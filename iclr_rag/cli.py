@@ -3,7 +3,6 @@ iclr_rag.cli_eval, the shared flags and settings from iclr_rag.options."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,8 +16,10 @@ from iclr_rag.options import (
     STORE,
     JsonOut,
     collection_flag,
+    echo,
     for_conference,
     friendly,
+    json_text,
     with_settings,
 )
 from rag.errors import UserError
@@ -54,21 +55,22 @@ def _references(ans) -> str:
 def _print_answer(ans) -> None:
     from rag.export import marked
 
-    typer.echo(marked(ans))  # an unsupported sentence says so where it stands
+    echo(marked(ans))  # an unsupported sentence says so where it stands
     for c in ans.caveats:  # what the evidence does not cover, in one line each
-        typer.echo(f"Note: {c.text}")
+        echo(f"Note: {c.text}")
     if ans.suggested_question:
-        typer.echo(f"\nDid you mean: {ans.suggested_question}")
+        echo(f"\nDid you mean: {ans.suggested_question}")
     if ans.refused and ans.retrieved:
-        typer.echo("\nRelated papers (not citations):")
+        echo("\nRelated papers (not citations):")
         for h in ans.retrieved[:5]:
-            typer.echo(f"- {h.paper.label}")
+            echo(f"- {h.paper.label}")
     refs = _references(ans)
     if refs:
-        typer.echo("\nReferences:\n" + refs)
+        echo("\nReferences:\n" + refs)
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
+    from rag.hygiene import strip_controls
     from rag.types import Answer
 
     live = not json_out and sys.stderr.isatty()
@@ -77,7 +79,7 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         if isinstance(item, Answer):
             ans = item
         elif live and isinstance(item, str):
-            sys.stderr.write(item)
+            sys.stderr.write(strip_controls(item))
             sys.stderr.flush()
     if live:
         sys.stderr.write("\n\n")
@@ -86,14 +88,14 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         if indexed is not None:
             out["indexed"] = indexed
             out["filters"] = (kw.get("filters") or engine.retriever.filters).to_json()  # the one applied
-        typer.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        echo(json_text(out))
     else:
         _print_answer(ans)
         base = ans.leaned_on
         if base:
-            typer.echo(f"\n(read as a follow-up to: {base})", err=True)
+            echo(f"\n(read as a follow-up to: {base})", err=True)
         if indexed is not None:
-            typer.echo(f"\n(searched {indexed})", err=True)
+            echo(f"\n(searched {indexed})", err=True)
     return ans
 
 
@@ -108,7 +110,7 @@ def _question_filters(engine, question: str) -> tuple[str, dict]:
     found, cleaned = filters_from_question(question)
     if not found:
         return question, {}
-    typer.echo(f"(filter from the question: {found.describe()})", err=True)
+    echo(f"(filter from the question: {found.describe()})", err=True)
     return cleaned, {"filters": found}
 
 
@@ -123,11 +125,19 @@ def ingest(
     conference: Annotated[
         bool, typer.Option("--conference", help="Ingest the bundled ICLR 2025 submissions (11,672 papers).")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild the collection's vector index from its stored abstracts first (damage is "
+            "also found and rebuilt without it).",
+        ),
+    ] = False,
     *,
     settings: Settings,
 ):
-    """Chunk, embed and store abstracts. Re-running skips unchanged abstracts."""
-    from rag.corpus import expand_paths, read_file
+    """Chunk, embed and store abstracts. Re-running skips unchanged abstracts; a damaged index is rebuilt."""
+    from rag.corpus import Limits, read_corpus
     from rag.index import Index
     from rag.settings import SEEDS_DIR
 
@@ -139,15 +149,21 @@ def ingest(
 
         paths, s = [CONFERENCE_FILE], for_conference(s, explicit=collection_flag(s))
     # every file is parsed (a bad one stops all) before the embedder loads
-    papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
-    engine = _engine(s, index=Index(s))
+    papers = read_corpus(paths or [SEEDS_DIR], Limits.of(s))
+    index = Index(s)
+    damage = "rebuilt as asked (--repair)" if repair else index.damage()  # before any model loads
+    engine = _engine(s, index=index)
+    if damage:
+        rebuilt = index.rebuild(engine.embedder, progress=True)
+        what = damage if repair else f"it was damaged: {damage}"
+        echo(f"Rebuilt the vector index from its {rebuilt.papers} stored abstracts ({what}).", err=True)
     report = engine.index.ingest(papers, engine.embedder, progress=True)
     if json_out:
-        typer.echo(json.dumps(report.to_json()))
+        echo(json_text(report.to_json(), indent=None))
     else:
         r = report
         shipped = f" ({r.bundled} with shipped vectors)" if r.bundled else ""
-        typer.echo(
+        echo(
             f"{r.papers} papers, {r.chunks} chunks: {r.added} added{shipped}, {r.skipped} unchanged, "
             f"{r.removed} removed in {r.seconds:.1f}s -> {s.chroma_url or s.chroma_path}"
         )
@@ -174,9 +190,7 @@ def bundle_vectors(
         )
     target = out or VECTOR_BUNDLE
     info = vector_bundle.write(target, entries)
-    typer.echo(
-        f"{info['papers']} papers, {info['chunks']} chunk vectors -> {target} ({info['bytes']:,} bytes)"
-    )
+    echo(f"{info['papers']} papers, {info['chunks']} chunk vectors -> {target} ({info['bytes']:,} bytes)")
 
 
 @app.command()
@@ -226,9 +240,11 @@ def chat(*, settings: Settings):
     from rag.hygiene import validate_question
 
     engine = _engine(settings, _open_index(settings))
-    typer.echo("Loading models…", err=True)
+    echo("Loading models…", err=True)
     engine.warm_up()
     history: list[dict] = []
+    if hasattr(sys.stdin, "reconfigure"):  # an undecodable line is one error, not the end of the chat
+        sys.stdin.reconfigure(errors="surrogateescape")
     while True:
         try:
             q = input("\nyou> ")
@@ -241,7 +257,7 @@ def chat(*, settings: Settings):
             asked, extra = _question_filters(engine, q)
             ans = _run(engine, asked, history, False, **extra)
         except UserError as e:
-            typer.echo(f"error: {e}", err=True)
+            echo(f"error: {e}", err=True)
             continue
         history += [{"role": "user", "content": q}, ans.as_turns()[1]]  # a list's papers go with it
 
@@ -255,7 +271,20 @@ def serve(
         typer.Option(help="Bind address. Anything but loopback needs --auth (or --insecure-no-auth)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 7860,
-    auth: Annotated[str | None, typer.Option(help="USER:PASS login (env RAG_AUTH).")] = None,
+    auth: Annotated[
+        str | None,
+        typer.Option(help="USER:PASS login. Others can read it in `ps`: prefer env RAG_AUTH or --auth-file."),
+    ] = None,
+    auth_file: Annotated[
+        Path | None, typer.Option("--auth-file", help="A file whose first line is USER:PASS (the login).")
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Behind a reverse proxy: its address(es), whose X-Forwarded-For is trusted (default: none).",
+        ),
+    ] = None,
     insecure_no_auth: Annotated[
         bool,
         typer.Option(
@@ -275,10 +304,21 @@ def serve(
     settings: Settings,
 ):
     """Start the browser chat UI."""
-    from ui.launch_options import check_host, parse_auth
+    from ui.launch_options import check_host, check_port, parse_auth, read_auth_file
 
+    if auth is not None and auth_file is not None:
+        raise UserError("Give either --auth or --auth-file, not both.")
+    if auth is not None:
+        echo(
+            "note: --auth shows the password to anyone who can list processes; RAG_AUTH or --auth-file don't.",
+            err=True,
+        )
+    auth = read_auth_file(auth_file) if auth_file is not None else auth
     s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
+    if forwarded_allow_ips is not None:
+        s = s.model_copy(update={"forwarded_allow_ips": forwarded_allow_ips})
     check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
+    check_port(host, port)
     if conference:  # its own collection; the page starts at once and its loader indexes it
         s = for_conference(s, explicit=collection_flag(s))
     elif not ingest_seeds:
@@ -315,9 +355,11 @@ def list_cmd(
     """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
     from rag import export
     from rag.filters import Filters
+    from rag.hygiene import validate_question
     from rag.lister import list_papers
     from rag.prompts import AT_LEAST
 
+    topic = validate_question(topic, settings.max_question_chars)
     engine = _engine(settings, _open_index(settings))
     filters = Filters.of(settings.decision, settings.area, settings.author)
     if not filters:
@@ -326,7 +368,7 @@ def list_cmd(
         found, cleaned = filters_from_question(topic)
         if found:
             filters, topic = found, cleaned
-            typer.echo(f"(filter from the topic: {found.describe()})", err=True)
+            echo(f"(filter from the topic: {found.describe()})", err=True)
     res = list_papers(engine.retriever, topic, filters, limit=limit, judge=None)
     for path, text in (
         (csv_file, lambda: export.to_csv(res.papers)),
@@ -341,24 +383,24 @@ def list_cmd(
     what = f" ({filters.describe()})" if filters else ""
     why = res.why_empty(what)
     if json_out:  # the JSON stays exactly its shape; the reason goes to stderr
-        typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+        echo(json_text(res.to_json()))
         if res.lacking:
-            typer.echo(why, err=True)
+            echo(why, err=True)
         if not res.complete:
-            typer.echo(f"({AT_LEAST})", err=True)
+            echo(f"({AT_LEAST})", err=True)
         return
     if res.lacking:
-        typer.echo(why)
+        echo(why)
         return
     shown = len(res.papers)
     many = f"{res.found} {'paper' if res.found == 1 else 'papers'}"
     many = many if res.complete else f"at least {many}"
     head = f"The first {shown} of {many}" if res.found > shown else many[:1].upper() + many[1:]
-    typer.echo(f"{head} on “{res.topic}”{what}, best first:")
+    echo(f"{head} on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
-        typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
+        echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
     if not res.complete:
-        typer.echo(f"\n({AT_LEAST})")
+        echo(f"\n({AT_LEAST})")
 
 
 app.command("eval")(cli_eval.eval_cmd)

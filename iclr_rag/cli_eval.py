@@ -124,7 +124,9 @@ def eval_lists_cmd(
 
 @friendly
 def eval_fit_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="`rag eval` run folders (rows.jsonl), one per question file.")],
+    runs: Annotated[
+        list[Path], typer.Argument(help="`rag eval` run folders (rows.jsonl), one per question file.")
+    ],
     out: Annotated[Path, typer.Option(help="Report folder.")] = Path("eval/out/fit"),
     refuse_budget: Annotated[
         float, typer.Option(help="Share of answerable questions a refusal may take (on the files fitted on).")
@@ -142,7 +144,11 @@ def eval_fit_cmd(
     typer.echo(
         "leave-one-file-out mean (worst): hard-refused {:.3f} ({:.3f}), caveat on asked {:.3f} ({:.3f}), "
         "unanswerable handled {:.3f} ({:.3f})".format(
-            *(x for k in ("answerable_hard_refused", "answerable_caveat_on_asked", "unanswerable_handled") for x in (sm[k]["mean"], sm[k]["worst"]))
+            *(
+                x
+                for k in ("answerable_hard_refused", "answerable_caveat_on_asked", "unanswerable_handled")
+                for x in (sm[k]["mean"], sm[k]["worst"])
+            )
         )
     )
     typer.echo(f"-> {out / 'fit.md'}")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import re
 import typing
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from rag.errors import UserError
 from rag.settings import Settings
@@ -70,8 +73,23 @@ def make_settings(**flags) -> Settings:
     if flags.get("mode") not in (None, "hybrid", "dense", "bm25"):
         raise UserError(f"Unknown --mode '{flags['mode']}': use hybrid, dense or bm25.")
     conference = flags.pop("conference", None)
-    s = Settings(**{k: v for k, v in flags.items() if v is not None})
+    try:
+        s = Settings(**{k: v for k, v in flags.items() if v is not None})
+    except ValidationError as e:
+        raise UserError(settings_error(e, flags)) from None
     return for_conference(s, explicit=flags.get("collection")) if conference else s
+
+
+def settings_error(e: ValidationError, flags: dict) -> str:
+    """A bad flag or RAG_* value as one line naming it, what is wrong and the value given."""
+    err = e.errors()[0]
+    msg = err["msg"].removeprefix("Value error, ")
+    if not err["loc"]:  # a rule across fields (chunk overlap below chunk size)
+        return f"Bad settings: {msg}."
+    name = str(err["loc"][0])
+    where = f"--{name.replace('_', '-')}" if flags.get(name) is not None else f"RAG_{name.upper()}"
+    value = err.get("input")
+    return f"Bad {where} value {str(value) if isinstance(value, Path) else repr(value)}: {msg}."
 
 
 def collection_flag(s: Settings) -> str | None:
@@ -140,17 +158,36 @@ def with_settings(*names: str):
     return deco
 
 
+def echo(text: str = "", err: bool = False) -> None:
+    """typer.echo of text that may hold corpus or model text: terminal control sequences out."""
+    from rag.hygiene import strip_controls
+
+    typer.echo(strip_controls(str(text)), err=err)
+
+
+_C1 = re.compile(r"[\x80-\x9f]")
+
+
+def json_text(obj, indent: int | None = 2) -> str:
+    """JSON as printed: non-ASCII kept, but C1 controls (which json leaves raw) written as \\u escapes."""
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, indent=indent))
+
+
 def friendly(fn):
-    """User errors become one clear line on stderr and exit code 2, never a traceback."""
+    """User errors become one clear line on stderr and exit code 2, never a traceback; Ctrl-C says so and
+    exits 130."""
 
     @functools.wraps(fn)
     def wrapper(*a, **kw):
         try:
             return fn(*a, **kw)
         except UserError as e:
-            typer.echo(f"error: {e}", err=True)
+            echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
+            echo(
+                "interrupted (an interrupted `rag ingest` resumes where it stopped when run again).", err=True
+            )
             raise typer.Exit(130) from None
 
     return wrapper

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 from collections import Counter, defaultdict
 from functools import cached_property
 from pathlib import Path
@@ -59,9 +60,13 @@ class BM25Side:
         self._named: dict[str, str] = {}
         top_n = max(1, min(top_n, len(chunks)))
         if (path / "retriever.json").exists():
-            self.retriever = BM25Retriever.from_persist_dir(str(path))
-            self.retriever.similarity_top_k = top_n
-            return
+            try:
+                self.retriever = BM25Retriever.from_persist_dir(str(path))
+                self.retriever.similarity_top_k = top_n
+                return
+            except Exception as e:  # a damaged cache is derived data: rebuilt below
+                log.warning("rebuilding the damaged BM25 cache %s (%s: %s)", path, type(e).__name__, e)
+                shutil.rmtree(path, ignore_errors=True)
         nodes = [TextNode(id_=c.chunk_id, text=embed_text(c, self.papers[c.paper_id])) for c in chunks]
         self.retriever = BM25Retriever(nodes=nodes, language=_bm25_stopwords(), similarity_top_k=top_n)
         try:

@@ -64,3 +64,18 @@ def chunk_paper(paper: Paper, splitter: SentenceSplitter) -> list[Chunk]:
 def embed_text(chunk: Chunk, paper: Paper) -> str:
     """What the embedder and BM25 see: the title gives every chunk its paper's topic."""
     return f"{paper.title}\n{chunk.text}" if paper.title else chunk.text
+
+
+def stored_chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
+    """A chunk record back to a Chunk: its text is a slice of its paper's stored abstract (chunk
+    records carry no document: Chroma's full-text indexing of them was most of ingest's write time)."""
+    text = paper_texts.get(meta["paper_id"])
+    if text is None:
+        return None
+    start, end = int(meta["start"]), int(meta["end"])
+    piece = text[start:end]
+    # The id hashes the chunk's text: a record written for another version of the abstract (an
+    # ingest killed before its commit marker, or one racing this read) doesn't match and is skipped.
+    if chunk_id(meta["paper_id"], f"{start}:{piece}") != cid:
+        return None
+    return Chunk(cid, meta["paper_id"], piece, start, end)

@@ -76,8 +76,35 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|])")
 
 
 def md_escape(text: str) -> str:
-    """Corpus text for Markdown: HTML escaped (a `<script>` title stays text), Markdown syntax defused."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(" ".join((text or "").split()), quote=False))
+    """Corpus text for Markdown: HTML escaped (a `<script>` title stays text), Markdown syntax defused, a bare
+    URL shown as code (GFM would make it a link)."""
+    text = " ".join((text or "").split())
+    return _code_urls(text, lambda t: _MD_SPECIAL.sub(r"\\\1", html.escape(t, quote=False)))
+
+
+_BARE_URL = re.compile(r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>`]+", re.I)
+
+
+def _code_urls(text: str, rest) -> str:
+    """`rest(piece)` of the text between bare URLs; each URL as a code span: shown, never a link or a fetch."""
+    out, pos = [], 0
+    for m in _BARE_URL.finditer(text):
+        url = m.group().rstrip(".,;:!?)]")
+        out += [rest(text[pos : m.start()]), f"`{url}`"]
+        pos = m.start() + len(url)
+    return "".join(out) + rest(text[pos:])
+
+
+def inert_links(text: str, own_urls: Iterable[str] = ()) -> str:
+    """Markdown written from corpus or model text, its links and images made inert: `[t](u)`, `![a](u)` and
+    reference definitions print as written, a bare URL as code; only a link to one of `own_urls` (the cited
+    papers' http(s) pages) stays a link. Citation markers ("[1]") are untouched."""
+    own = "|".join(re.escape(u) for u in own_urls if u and _SAFE_URL_RE.match(u)) or "(?!)"
+    text = re.sub(r"(?m)^(\s{0,3}\[[^\]\n]*\]):", r"\1\\:", text.replace("![", "!\\["))
+    parts = re.split(rf"(?<![\\!])(\[[^\[\]\n]*\]\((?:{own})\))", text)  # odd positions: links kept
+    return "".join(
+        p if i % 2 else _code_urls(p, lambda t: t.replace("](", "]\\(")) for i, p in enumerate(parts)
+    )
 
 
 def to_markdown(items: Iterable, heading: str | None = None) -> str:
@@ -85,7 +112,7 @@ def to_markdown(items: Iterable, heading: str | None = None) -> str:
     for n, r in enumerate(rows_of(items), start=1):
         p = r.paper
         title = md_escape(p.label)
-        head = f"[{title}]({p.url})" if p.url else title
+        head = f"[{title}]({_url(p)})" if _url(p) else title
         meta = " · ".join(md_escape(x) for x in (p.decision or "", _area(p)) if x)
         lines.append(f"{n}. **{head}**" + (f" — {meta}" if meta else ""))
         if p.authors:
@@ -263,7 +290,9 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
         return "[" + ", ".join(str(renumber.get(n, n)) for n in marker_numbers(m.group(1))) + "]"
 
     text = plain(answer.answer) if "<" in (answer.answer or "") else None  # Markdown shows no HTML
-    return MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")
+    body = MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")
+    own = {_url(h.paper) for h in getattr(answer, "retrieved", None) or []}
+    return inert_links(body, own | {_url(_cited(answer, c)) for c in answer.citations or []})
 
 
 def table_markdown(answer: Any, renumber: dict[int, int]) -> str:

@@ -26,19 +26,33 @@ _ANSI = re.compile(
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def strip_controls(text: str) -> str:
+    """Text a terminal shows as written: ANSI CSI/OSC escape sequences and C0/C1 control characters out
+    (newline and tab kept), so corpus text can't retitle the window, plant a hyperlink or clear the screen."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", _ANSI.sub("", text))
+
+
 def clean_question(text: str) -> str:
     """Strip ANSI CSI/OSC escape sequences and C0/C1 control characters (newline and tab kept),
     then NFC-normalize. `What does \\x1b[31mCelcomen do?` -> `What does Celcomen do?`."""
     if not isinstance(text, str):
         return text
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _ANSI.sub("", text)
-    text = _CONTROLS.sub("", text)
-    return unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFC", strip_controls(text))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def validate_question(text: str, max_chars: int) -> str:
-    """The cleaned question, or a UserError for an empty or too long one (same words as the engine)."""
+    """The cleaned question, or a UserError for an empty, too long or undecodable one (same words as the
+    engine). Bytes that are not UTF-8 reach Python as lone surrogates (argv, a terminal line)."""
+    bad = _SURROGATE.search(text) if isinstance(text, str) else None
+    if bad:
+        raise UserError(
+            f"The question is not valid UTF-8 text (an undecodable byte at character {bad.start() + 1}). "
+            "Set your terminal to UTF-8, or retype the question."
+        )
     q = clean_question(text) if isinstance(text, str) else ""
     if not q.strip():
         raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")

@@ -12,28 +12,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import uuid
 
-from rag.chunk import chunk_id
+from rag.chunk import stored_chunk
 from rag.ingest import Ingest, IngestReport
 from rag.settings import Settings
-from rag.store import guarded, ingest_lock, not_indexed, open_client, store_exists
+from rag.store import (
+    guarded,
+    ingest_lock,
+    not_indexed,
+    open_client,
+    store_exists,
+    vector_damage,
+    vector_segments,
+)
 from rag.types import Chunk, Paper
-
-
-def _chunk(cid: str, meta: dict, paper_texts: dict[str, str]) -> Chunk | None:
-    """A chunk record back to a Chunk: its text is a slice of its paper's stored abstract (chunk
-    records carry no document: Chroma's full-text indexing of them was most of ingest's write time)."""
-    text = paper_texts.get(meta["paper_id"])
-    if text is None:
-        return None
-    start, end = int(meta["start"]), int(meta["end"])
-    piece = text[start:end]
-    # The id hashes the chunk's text: a record written for another version of the abstract (an
-    # ingest killed before its commit marker, or one racing this read) doesn't match and is skipped.
-    if chunk_id(meta["paper_id"], f"{start}:{piece}") != cid:
-        return None
-    return Chunk(cid, meta["paper_id"], piece, start, end)
 
 
 def paper_from_record(pid: str, doc: str, meta: dict) -> Paper:
@@ -105,10 +100,30 @@ class Index:
             raise not_indexed(self.settings)
         return self._papers
 
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.settings.collection, f"{self.settings.collection}_papers"
+
     def require(self) -> None:
-        """UserError "Nothing is indexed yet" unless the store holds chunks (checked before models load)."""
+        """UserError "Nothing is indexed yet" unless the store holds chunks (checked before models load);
+        it names the store's other collections that hold papers."""
         if self.count() == 0:
-            raise not_indexed(self.settings)
+            raise not_indexed(self.settings, self.other_collections())
+
+    @guarded()
+    def other_collections(self) -> dict[str, int]:
+        """Collection name -> papers, for the store's other collections that hold papers."""
+        if not store_exists(self.settings):
+            return {}
+        self.client = self.client or open_client(self.settings)
+        out = {}
+        for c in self.client.list_collections():
+            name = c.name.removesuffix("_papers")
+            if c.name.endswith("_papers") and name != self.settings.collection:
+                n = self.client.get_collection(c.name, embedding_function=None).count()
+                if n:
+                    out[name] = n
+        return out
 
     # ------------------------------------------------------------ reading
     @guarded()
@@ -158,7 +173,9 @@ class Index:
         out: list[Chunk] = []
         for offset in range(0, self.count(), self.settings.store_page):
             got = self.chunks.get(include=["metadatas"], limit=self.settings.store_page, offset=offset)
-            out += filter(None, (_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"])))
+            out += filter(
+                None, (stored_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"]))
+            )
         return out
 
     @guarded()
@@ -201,7 +218,7 @@ class Index:
                 pid: p.text
                 for pid, p in self.get_papers(sorted({m["paper_id"] for m in metas.values()})).items()
             }
-            fresh = {cid: _chunk(cid, m, texts) for cid, m in metas.items()}
+            fresh = {cid: stored_chunk(cid, m, texts) for cid, m in metas.items()}
         out = []
         for cid, dist in zip(ids, dists):
             c = known.get(cid) or fresh.get(cid)
@@ -224,15 +241,71 @@ class Index:
         """Store papers (creating the store); one ingest per store at a time (`ingest_lock`).
         `on_progress(done, total)` (chunks embedded so far, chunks to embed) is called at the start and
         after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
-        with ingest_lock(self.settings, say):
+        if self.settings.chroma_url:  # a server's lock is keyed on its id of the collection
             self._open(True)
-            job = Ingest(self)
-            try:
-                return job.run(papers, embedder, progress, on_progress)
-            finally:
-                if job.wrote:  # tell readers in any process (see generation())
-                    self.writes += 1
-                    self.papers.modify(metadata={"generation": uuid.uuid4().hex})
+        with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
+            self._open(True)  # embedded: inside the lock (two threads creating one store collide)
+            if self.journal.exists():  # a rebuild was cut off: finish it first
+                self._run(self._journal_papers(), embedder, progress, on_progress)
+                self.journal.unlink()
+            return self._run(papers, embedder, progress, on_progress)
+
+    def _run(self, papers, embedder, progress, on_progress) -> IngestReport:
+        self._open(True)
+        job = Ingest(self)
+        try:
+            return job.run(papers, embedder, progress, on_progress)
+        finally:
+            if job.wrote:  # tell readers in any process (see generation())
+                self.writes += 1
+                self.papers.modify(metadata={"generation": uuid.uuid4().hex})
+
+    # ------------------------------------------------------------ damage and rebuilding
+    @property
+    def journal(self):
+        """The papers of a rebuild in progress: written before the old collections go, removed after."""
+        return self.settings.data_dir / f"rebuild-{self.settings.collection}.jsonl"
+
+    def damage(self) -> str | None:
+        """Why the collections' vector index is unreadable (checked in a child process), or None."""
+        return vector_damage(self.settings, self.names)
+
+    @guarded(writing=True)
+    def rebuild(self, embedder, progress: bool = True, say=None, on_progress=None) -> IngestReport:
+        """Rebuild both collections from the paper records they still hold (every abstract with its
+        metadata; vectors re-made, from the shipped bundle where it has them). Crash-safe: the papers go to
+        `journal` before the old collections are dropped, and `ingest` finishes a rebuild cut off."""
+        with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
+            if not self.journal.exists():
+                old = vector_segments(self.settings, self.names)
+                for folder in old:  # unreadable: without them the records (sqlite) read as they are
+                    shutil.rmtree(folder, ignore_errors=True)
+                if not self.settings.chroma_url:  # no client of this process may keep the old index loaded
+                    from chromadb.api.client import SharedSystemClient
+
+                    SharedSystemClient.clear_system_cache()
+                self.client, self._chunks, self._papers = None, None, None
+                records = self.paper_records() if self.exists else {}
+                tmp = self.journal.with_suffix(".tmp")
+                tmp.parent.mkdir(parents=True, exist_ok=True)
+                with open(tmp, "w", encoding="utf-8") as f:
+                    for pid, (doc, meta) in records.items():
+                        f.write(json.dumps({"id": pid, "document": doc, "metadata": meta}) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                tmp.replace(self.journal)
+                for name in self.names if self.exists else ():
+                    self.client.delete_collection(name)
+                for folder in old:  # reading the records left empty ones behind
+                    shutil.rmtree(folder, ignore_errors=True)
+                self._chunks = self._papers = None
+            report = self._run(self._journal_papers(), embedder, progress, on_progress)
+            self.journal.unlink()
+            return report
+
+    def _journal_papers(self) -> list[Paper]:
+        with open(self.journal, encoding="utf-8") as f:
+            return [paper_from_record(r["id"], r["document"], r["metadata"]) for r in map(json.loads, f)]
 
     @guarded()
     def generation(self) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, vector_hash
+from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, stored_chunk, vector_hash
 from rag.errors import UserError
 from rag.types import Chunk, Paper
 from rag.vector_bundle import VectorBundle
@@ -124,19 +124,21 @@ class Ingest:
 
         total = sum(len(c) for _, _, c in todo)
         bundle = VectorBundle.load(s.vector_bundle) if todo else None
-        bar = tqdm(total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0)
         if on_progress:
             on_progress(0, total)
-        for group in self.groups(todo):
-            vecs, bundled = self.group_vectors(group, embedder, bundle)
-            added, replaced = self.write_group(group, vecs)
-            rep.added += added
-            rep.bundled += bundled
-            rep.removed += replaced
-            bar.update(added)
-            if on_progress:
-                on_progress(rep.added, total)
-        bar.close()
+        # closed on a failure too, so an error prints on its own line, not on the bar's
+        with tqdm(
+            total=total, desc="embedding chunks", unit="chunk", disable=not progress or total == 0
+        ) as bar:
+            for group in self.groups(todo):
+                vecs, bundled = self.group_vectors(group, embedder, bundle)
+                added, replaced = self.write_group(group, vecs)
+                rep.added += added
+                rep.bundled += bundled
+                rep.removed += replaced
+                bar.update(added)
+                if on_progress:
+                    on_progress(rep.added, total)
 
         if moved:
             self.wrote = True
@@ -157,9 +159,29 @@ class Ingest:
             self.delete(index.papers, stale)
             rep.removed += len(old)
 
+        rep.removed += self.sweep()
         rep.chunks = rep.skipped + rep.added
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def sweep(self) -> int:
+        """Delete chunk records no paper record accounts for (two ingests of two versions of a paper that
+        raced, or an ingest killed before its commit marker) and return how many: only when the store holds
+        more chunk records than its papers' `n_chunks` add up to, so the usual cost is one metadata read."""
+        index, page = self.index, self.settings.store_page
+        expected = 0
+        for offset in range(0, index.paper_count(), page):
+            got = index.papers.get(include=["metadatas"], limit=page, offset=offset)
+            expected += sum(int(m.get("n_chunks", 0)) for m in got["metadatas"])
+        if index.count() <= expected:
+            return 0
+        texts = {pid: doc for pid, (doc, _) in index.paper_records().items()}
+        stale = []
+        for offset in range(0, index.count(), page):
+            got = index.chunks.get(include=["metadatas"], limit=page, offset=offset)
+            stale += [c for c, m in zip(got["ids"], got["metadatas"]) if stored_chunk(c, m, texts) is None]
+        self.delete(index.chunks, stale)
+        return len(stale)
 
     def group_vectors(self, group: list, embedder, bundle: VectorBundle | None) -> tuple[np.ndarray, int]:
         """The group's chunk vectors in order: the bundle's where it holds the paper's vector_hash, the

@@ -85,7 +85,9 @@ class Part:
 
     text: str
     number: str | None = None  # what a number is asked of ("cell lines"), when a number is asked
-    thing: str = ""  # what the question word asks about ("which benchmark" -> "benchmark"; "" for "how does …")
+    thing: str = (
+        ""  # what the question word asks about ("which benchmark" -> "benchmark"; "" for "how does …")
+    )
 
 
 @dataclass
@@ -201,7 +203,12 @@ def asked_thing(text: str) -> str:
             return ""  # "what does X do?": the question word asks about no noun
         thing = []
         for x in ws[i + 1 : i + 6]:
-            if x in AUX and thing or x in PRONOUNS or x in ("of", "in", "on", "for", "to", "from", "with", "by"):
+            if (
+                x in AUX
+                and thing
+                or x in PRONOUNS
+                or x in ("of", "in", "on", "for", "to", "from", "with", "by")
+            ):
                 break
             if x not in AUX and x not in ("the", "a", "an", "kind", "type", "exact", "specific"):
                 thing.append(x)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Set before any HF/Gradio import so users never have to.
@@ -52,15 +54,15 @@ class StorageSettings(BaseModel):
         lambda: _xdg("XDG_CACHE_HOME", ".cache") / "iclr-rag", "Converted models, shared by all data dirs."
     )
     chroma_url: str | None = D(None, "Chroma server URL; unset = embedded PersistentClient in data_dir.")
-    collection: str = D("iclr", "Chroma collection name.")
+    collection: str = D("iclr", "Chroma collection name (Chroma's rules; `<name>_papers` is made beside it).")
     conference_collection: str = D(
         "iclr2025",
         "Collection of the bundled conference (`--conference`), so the seeds stay their own index.",
     )
     chunk_size: int = D(
-        172, "Chunk size in tiktoken tokens; with the title prefix <= 256 wordpieces (measured)."
+        172, "Chunk size in tiktoken tokens; with the title prefix <= 256 wordpieces (measured).", ge=32
     )
-    chunk_overlap: int = D(16, "Chunk overlap in tokens.")
+    chunk_overlap: int = D(16, "Chunk overlap in tokens (smaller than chunk_size).", ge=0)
     embed_batch: int = D(32, "Chunks per embedder batch.")
     ingest_block: int = D(512, "Chunks embedded and committed per step (the crash-safe unit).")
     embed_backend: Literal["torch", "onnx", "onnx-int8"] = D(
@@ -102,6 +104,53 @@ class StorageSettings(BaseModel):
     )
     store_page: int = D(5000, "Records read per page when loading the whole store.")
     store_check_s: float = D(2.0, "How often a query re-checks a shared store for other processes' writes.")
+    max_abstract_chars: int = D(
+        20_000, "Longest abstract one ingest accepts (the conference's longest: 3,317 characters).", ge=1
+    )
+    max_ingest_records: int = D(
+        50_000, "Most records one ingest reads (the conference: 11,672); split a bigger corpus.", ge=1
+    )
+    max_ingest_bytes: int = D(
+        100_000_000,
+        "Most bytes of corpus text one ingest reads, gzip counted unpacked (the conference: 21 MB).",
+        ge=1,
+    )
+
+    @field_validator("collection", "conference_collection")
+    @classmethod
+    def _chroma_name(cls, v: str) -> str:
+        # Chroma's rules for `v` and `v_papers`: 3-63 characters of [a-zA-Z0-9._-], alphanumeric at both ends,
+        # no "..", not an IPv4 address
+        ok = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,54}[A-Za-z0-9]", v) and ".." not in v
+        try:
+            ipaddress.IPv4Address(v)
+            ok = False
+        except ValueError:
+            pass
+        if not ok:
+            raise ValueError(
+                "a collection name is 3-56 letters, digits, '.', '_' or '-', starting and ending with a letter or "
+                "digit, with no '..' (Chroma's rules)"
+            )
+        return v
+
+    @field_validator("data_dir")
+    @classmethod
+    def _a_folder(cls, v: Path) -> Path:
+        for p in (v, *v.parents):  # the nearest existing path must be a folder
+            if p.exists():
+                if not p.is_dir():
+                    raise ValueError(f"{p} is a file, not a folder; name a folder (it is created if missing)")
+                break
+        return v
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self):
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"the chunk overlap ({self.chunk_overlap}) must be smaller than the chunk size ({self.chunk_size})"
+            )
+        return self
 
     @field_validator("vector_bundle", mode="before")
     @classmethod
@@ -112,7 +161,7 @@ class StorageSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     """Dense + BM25, fused. Fusion calibrated on eval/questions.jsonl against the full corpus."""
 
-    top_k: int = D(5, "Papers retrieved per question.")
+    top_k: int = D(5, "Papers retrieved per question.", ge=1, le=50)
     mode: Mode = D("hybrid", "hybrid, dense or bm25.")
     candidates: int = D(40, "Chunks pulled from each retriever before fusion.")
     dense_weight: float = D(1.0, "RRF weight of the dense side.")
@@ -237,8 +286,8 @@ class GenerationSettings(BaseModel):
     llm: str = D(
         "qwen0.5b", "qwen0.5b | smollm2 | qwen1.5b (make install-1.5b) | path to an HF folder or .gguf file."
     )
-    max_new_tokens: int = D(160, "Generation budget per answer.")
-    threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads.")
+    max_new_tokens: int = D(160, "Generation budget per answer.", ge=8)
+    threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads.", ge=1)
     int8: bool = D(True, "Dynamic int8 quantization of the LLM on CPU.")
     int8_cache: bool = D(
         True,
@@ -354,13 +403,19 @@ class ServingSettings(BaseModel):
     """The web UI."""
 
     auth: str | None = D(None, "USER:PASS login for the web UI.")
+    forwarded_allow_ips: str = D(
+        "",
+        "Addresses of the reverse proxy whose X-Forwarded-For the server trusts (comma-separated, '*' any); none "
+        "by default, so no client can choose the address the failed-login limit counts.",
+    )
     queue_size: int = D(128, "Requests waiting in the UI queue; beyond it a request is turned away.")
     handler_concurrency: int = D(8, "Fast UI events (no generation) handled at once.")
     concurrency: int = D(1, "Answers generated at once (one model, 2 cores).")
     example_count: int = D(5, "Example questions shown on the first page.")
     find_page_size: int = D(20, "Find papers: rows per page of the result table.")
     upload_max_bytes: int = D(
-        1_000_000, "Largest file accepted by /gradio_api/upload (the page has no upload)."
+        1_000_000,
+        "Largest file Gradio would accept (its /upload route is turned off: the page takes no files).",
     )
     request_max_bytes: int = D(2_000_000, "Largest request body the web server accepts.")
     login_max_failures: int = D(5, "Failed logins allowed per client address per login_window_s.")

@@ -9,8 +9,13 @@ import fcntl
 import functools
 import hashlib
 import os
+import re
+import signal
+import sqlite3
+import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from urllib.parse import urlparse
 
 from rag.errors import StorageError, UserError
@@ -31,6 +36,27 @@ _CONNECTION_ERRORS = (
 
 def _where(settings: Settings) -> str:
     return f"the Chroma server at {settings.chroma_url}" if settings.chroma_url else str(settings.data_dir)
+
+
+# What Chroma says when a collection's vector (HNSW) segment is unreadable: truncated by a full disk, bytes
+# overwritten, its folder deleted. The records (sqlite) are intact, so `Index.rebuild` can redo it.
+VECTOR_DAMAGE = (
+    "hnsw",
+    "error finding id",
+    "error getting embedding",
+    "pickle",
+    "segment reader",
+)
+
+
+def gist(msg: str, n: int = 90) -> str:
+    """A long nested error message's end (Chroma nests causes as "a: b: c"; the last says the most)."""
+    msg = " ".join(msg.split())
+    msg = re.sub(r"^[\w.]+(?:Error|Exception): ", "", msg)
+    if len(msg) <= n:
+        return msg
+    tail = msg[-n:]
+    return "…" + (tail.split(": ", 1)[1] if ": " in tail else tail)
 
 
 def storage_error(exc: BaseException, settings: Settings, writing: bool = False) -> StorageError | None:
@@ -63,6 +89,11 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
         return StorageError(
             f"{where}: the disk is full (writing the index failed). Free some space, then run `rag ingest` "
             "again; it resumes where it stopped."
+        )
+    if any(d in low for d in VECTOR_DAMAGE):
+        return StorageError(
+            f"The vector index of collection '{settings.collection}' in {where} is damaged ({gist(msg)}). Run "
+            "`rag ingest --repair`: it rebuilds the index from the stored abstracts."
         )
     damaged = (
         "file is not a database",
@@ -141,13 +172,21 @@ def store_exists(settings: Settings) -> bool:
     return bool(settings.chroma_url) or (settings.chroma_path / "chroma.sqlite3").exists()
 
 
-def not_indexed(settings: Settings) -> UserError:
+def not_indexed(settings: Settings, others: dict[str, int] | None = None) -> UserError:
+    """ "Nothing is indexed yet", saying how to fill it and which other collection of the store holds papers."""
     how = (
         "`rag ingest --conference` (or `make run CORPUS=iclr2025`)"
         if settings.collection == settings.conference_collection
         else "`rag ingest seeds/` (or `make run`)"
     )
-    return UserError(f"Nothing is indexed yet in {_where(settings)}. Run {how} first, then ask again.")
+    if not others:
+        return UserError(f"Nothing is indexed yet in {_where(settings)}. Run {how} first, then ask again.")
+    name, n = max(others.items(), key=lambda x: x[1])
+    flag = "--conference" if name == settings.conference_collection else f"--collection {name}"
+    return UserError(
+        f"Nothing is indexed yet in collection '{settings.collection}' of {_where(settings)}, but collection "
+        f"'{name}' holds {n:,} paper{'s' * (n != 1)}: add {flag} to read it, or fill this one with {how.split(' (')[0]}."
+    )
 
 
 def open_client(settings: Settings):
@@ -176,13 +215,72 @@ def open_client(settings: Settings):
     return client
 
 
+def vector_segments(settings: Settings, names: tuple[str, ...]) -> list[Path]:
+    """The folders of these collections' vector segments in an embedded store (Chroma keeps a segment's
+    HNSW files in a folder named by its id; the ids are in its sqlite catalog, read read-only)."""
+    db_path = settings.chroma_path / "chroma.sqlite3"
+    if settings.chroma_url or not db_path.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        rows = db.execute(
+            "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
+            f"WHERE s.scope = 'VECTOR' AND c.name IN ({','.join('?' * len(names))})",
+            names,
+        ).fetchall()
+    return [settings.chroma_path / str(r[0]) for r in rows]
+
+
+# Reads every stored vector of the named collections and runs one query: exits non-zero (or is killed: a
+# damaged HNSW file can crash the reader) when a collection's vector index is unreadable.
+_CHECK = """
+import sys, chromadb
+from chromadb.config import Settings
+c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+names = {x.name for x in c.list_collections()}
+for name in sys.argv[2:]:
+    if name not in names:
+        continue
+    col, n = c.get_collection(name, embedding_function=None), None
+    n = col.count()
+    for off in range(0, n, 5000):
+        got = col.get(include=["embeddings"], limit=5000, offset=off)
+        if got["ids"] and (got["embeddings"] is None or len(got["embeddings"]) != len(got["ids"])):
+            sys.exit("error getting embedding: vectors missing")
+        if off == 0 and got["ids"]:
+            col.query(query_embeddings=[got["embeddings"][0]], n_results=min(n, 10), include=[])
+"""
+
+
+def vector_damage(settings: Settings, names: tuple[str, ...]) -> str | None:
+    """Why an embedded store's vector index is unreadable (a short reason), or None. Checked in a child
+    process: reading a truncated HNSW file can crash the reader, which must not take this process along."""
+    if settings.chroma_url or not store_exists(settings):
+        return None
+    r = subprocess.run(
+        [sys.executable, "-c", _CHECK, str(settings.chroma_path), *names],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    if r.returncode < 0:
+        return f"reading it crashed ({signal.Signals(-r.returncode).name})"
+    lines = [x.strip() for x in r.stderr.splitlines() if x.strip()]
+    why = lines[-1] if lines else ""
+    # other failures (read-only, disk full, sqlite damage) are left to the ingest, which names them
+    return gist(why) if r.returncode and any(d in why.lower() for d in VECTOR_DAMAGE) else None
+
+
 @contextlib.contextmanager
-def ingest_lock(settings: Settings, say=None):
+def ingest_lock(settings: Settings, say=None, identity: str | None = None):
     """One ingest at a time per store: an flock on a file in the data dir (server mode: in the model
-    cache, keyed by URL + collection). A second ingest waits, then skips what the first stored."""
+    cache, keyed by `identity`, the server's own id of the collection, so every spelling of its URL shares
+    the lock). A second ingest waits, then skips what the first stored."""
     if settings.chroma_url:
-        key = hashlib.sha256(f"{settings.chroma_url}|{settings.collection}".encode()).hexdigest()[:16]
-        path = settings.model_cache / "locks" / f"ingest-{key}.lock"
+        key = hashlib.sha256(
+            (identity or f"{settings.chroma_url}|{settings.collection}").encode()
+        ).hexdigest()
+        path = settings.model_cache / "locks" / f"ingest-{key[:16]}.lock"
     else:
         path = settings.data_dir / f"ingest-{settings.collection}.lock"
     with storage_errors(settings, writing=True):

@@ -5,14 +5,17 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
+_OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
 
 @dataclass
 class Paper:
-    paper_id: str  # OpenReview id where known, else "<file stem>#<index>"
+    paper_id: str  # OpenReview id where known, else "<file stem>#<index>-<abstract hash>" (rag.corpus)
     text: str  # the full abstract
     source_file: str
     index: int  # 0-based among the abstracts of its file (header excluded)
@@ -45,7 +48,9 @@ class Paper:
 
     @property
     def url(self) -> str | None:
-        if "#" in self.paper_id:
+        # OpenReview ids only: any other id (a generated "file#0-…", one from a corpus file with markup in it)
+        # makes no link
+        if not _OPENREVIEW_ID.fullmatch(self.paper_id):
             return None
         return f"https://openreview.net/forum?id={self.paper_id}"
 
@@ -144,7 +149,7 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
-    shape: str = "explain"  # explain | list | compare | summary (see rag.intent.shape)
+    shape: str = "explain"  # explain | which | list | compare | summary | per_paper (rag.reading.shape)
     refusal_reason: str = (
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )

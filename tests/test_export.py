@@ -205,3 +205,49 @@ def test_one_answers_references_keep_the_numbers_its_text_cites():
     # the chat-wide Markdown renumbers text and list together
     md = export.answer_markdown([a], chat=False)
     assert "Two does it [1]." in md and "[1] Two. ICLR 2025." in md and "[2]" not in md
+
+
+# ------------------------------------------------------------ issue 39: Markdown exports are inert
+HOSTILE_ID = "x)](javascript:alert(1))<img src=x onerror=alert(2)>"
+LINKS = (
+    "We study graphs. See [click](javascript:alert(document.cookie)) and "
+    "![img](http://evil.example/track.png), code at http://evil.example/x."
+)
+
+
+def _rendered(md: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(md)
+
+
+def _links(html: str) -> list[str]:
+    return re.findall(r'<a href="([^"]*)"', html) + re.findall(r"<img", html)
+
+
+def test_a_paper_id_never_makes_a_link_of_its_own():
+    p = Paper(HOSTILE_ID, "We study graphs.", "c.jsonl", 0, title="Linked paper")
+    assert p.url is None  # no OpenReview id, no OpenReview link
+    html = _rendered(to_markdown([p]) + export.reference(1, p))
+    assert _links(html) == [] and "javascript" not in html.replace("javascript:alert(1)", "")
+    ok = Paper("AbC-12_x", "We study graphs.", "c.jsonl", 0, title="Linked paper")
+    assert _links(_rendered(to_markdown([ok]))) == ["https://openreview.net/forum?id=AbC-12_x"]
+
+
+def test_answer_markdown_neutralises_links_and_images_from_the_abstract():
+    from ui import render
+
+    p = Paper("AbC123xyz", LINKS, "c.jsonl", 0, title="T")
+    own = f"[the paper]({p.url})"
+    cite = Citation(1, p.paper_id, p.title, "c.jsonl", 0, "We study graphs.")
+    ans = Answer("q", f"{LINKS} [1] Read {own}.", [cite], [Sentence(LINKS, [1], True, 0.9)], [Hit(p, 1.0)])
+    for md in (
+        export.answer_markdown([ans]),  # the chat export
+        export.answer_markdown([ans], chat=False),  # Copy, `rag summarize --markdown`
+        render.answer_markdown(ans),  # the page's Copy
+    ):
+        html = _rendered(md)
+        assert _links(html) == [p.url, p.url], md  # the paper's own link (in the text and its reference) only
+        assert "[click](javascript:alert(document.cookie))" in re.sub(r"<[^>]+>", "", html).replace("\\", "")
+        assert "<code>http://evil.example/x</code>" in html
+        assert "[1]" in md

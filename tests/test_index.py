@@ -20,7 +20,7 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
     for c in chunks + [c for c, _ in found]:
         assert c.text and c.text == by_id[c.paper_id].text[c.start : c.end]
     # a chunk record left from another version of the abstract (killed before its commit marker) is skipped
-    from rag.index import _chunk
+    from rag.chunk import stored_chunk as _chunk
 
     c = chunks[0]
     meta = {"paper_id": c.paper_id, "start": c.start, "end": c.end}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rag.answer import Engine
 from rag.types import final_answer
-from tests.conftest import CELCOMEN, FakeLLM, make_settings
+from tests.conftest import FakeLLM, make_settings
 
 QUESTION = "Which papers use diffusion models?"
 

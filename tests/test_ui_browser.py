@@ -22,6 +22,7 @@ from tests.ui_support import (
     HitCounter,
     SlowLoader,
     corpus_papers,
+    free_port,
     running_app,
     xss_paper,
 )
@@ -819,3 +820,24 @@ def test_mobile_keeps_the_composer_in_view(open_as, scheme):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"ui-mobile-{scheme}.png"))
         assert p.external_requests() == [] and not p.errors, p.errors
+
+
+def test_login_page_still_logs_in_and_the_chat_answers(open_page):
+    """Issue 39: with --auth every /gradio_api route needs the login, but the login page itself works."""
+    from ui.app import build_app, start
+
+    demo = build_app(FakeEngine(token_delay=0))
+    url = start(demo, port=free_port(), auth="ann:pw", quiet=True)
+    try:
+        p = open_page(url)
+        page = p.page
+        page.wait_for_selector("input[type=password]", timeout=T)
+        page.locator("input").first.fill("ann")
+        page.fill("input[type=password]", "pw")
+        page.get_by_role("button", name="Login").click()
+        p.wait_ready()
+        p.ask("What does Celcomen do?")
+        assert page.locator("#chat a.cite-chip").count() >= 1
+        assert not p.errors
+    finally:
+        demo.close()

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -126,6 +127,9 @@ def start(
     """Serve `demo`; returns its local URL (blocks forever when `block`)."""
     creds = parse_auth(auth)
     check_host(host, creds, insecure_no_auth)
+    settings = settings or Settings()
+    # uvicorn trusts X-Forwarded-For from loopback unless told otherwise: only from a configured proxy
+    os.environ["FORWARDED_ALLOW_IPS"] = settings.forwarded_allow_ips
     demo.launch(
         server_name=host,
         server_port=port,
@@ -136,7 +140,7 @@ def start(
         inbrowser=False,
         share=False,
         **launch_kwargs(),
-        **guard_kwargs(settings or Settings()),
+        **guard_kwargs(settings),
     )
     return demo.local_url
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from typing import Any
 
@@ -51,6 +52,35 @@ def parse_auth(auth: str | tuple[str, str] | None) -> tuple[str, str] | None:
     return user, password
 
 
+def read_auth_file(path) -> str:
+    """USER:PASS from the first line of a file (so the password is in no command line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            line = f.readline().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(
+            f"--auth-file {path}: cannot read it ({getattr(e, 'strerror', None) or e})."
+        ) from None
+    parse_auth(line or ":")  # same rule as --auth
+    return line
+
+
+def check_port(host: str, port: int) -> None:
+    """The port is a port, and free on that address (as uvicorn binds it: SO_REUSEADDR)."""
+    if not 1 <= port <= 65535:
+        raise UserError(f"--port {port}: a port is a number from 1 to 65535.")
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(addr)
+    except OSError as e:
+        raise UserError(
+            f"Cannot serve on {host}:{port} ({e.strerror or e}): another server may be using it. "
+            "Stop it, or pick another port with --port."
+        ) from None
+
+
 def check_host(host: str, auth=None, insecure_no_auth: bool = False) -> None:
     """A non-loopback address needs a login, unless --insecure-no-auth says otherwise on purpose."""
     if host in LOOPBACK or auth:
@@ -71,16 +101,22 @@ def guard_kwargs(settings) -> dict[str, Any]:
     """launch() arguments that bound what a client can send: upload and body caps, login limit."""
     from starlette.middleware import Middleware
 
-    from ui.guard import BodyCap, LoginLimiter
+    from ui.guard import ApiInputs, BodyCap, LoginLimiter, RouteGuard
 
     return dict(
         max_file_size=settings.upload_max_bytes,
         app_kwargs={
+            # FastAPI's own schema pages list every route and skip the login: off (Gradio's are behind it)
+            "openapi_url": None,
+            "docs_url": None,
+            "redoc_url": None,
             "middleware": [
                 Middleware(BodyCap, max_bytes=settings.request_max_bytes),
                 Middleware(
                     LoginLimiter, max_failures=settings.login_max_failures, window_s=settings.login_window_s
                 ),
-            ]
+                Middleware(RouteGuard),
+                Middleware(ApiInputs),
+            ],
         },
     )
