@@ -81,8 +81,7 @@ def w_serve(a: dict) -> dict:
     """Serving process: engine + LLM. Generation vs bare generate, end-to-end vs the llama-index
     baseline, and peak RSS of serving (taken before the baseline loads its own embedder)."""
     from eval.inputs import corpus_files, load_questions
-    from rag import prompts
-    from rag.answer import Engine
+    from rag.answer import Engine, answer_messages
     from rag.corpus import read_file
 
     s = settings_from(a["settings"])
@@ -105,7 +104,7 @@ def w_serve(a: dict) -> dict:
     for q in qs[: a.get("n_gen", 3)]:
         hits = engine.retriever.retrieve(q["question"], s.top_k, s.mode)[: s.context_papers]
         evset = engine.evidence(q["question"], hits)
-        msgs = engine.prompt(prompts.ANSWER_SYSTEM, prompts.ANSWER_USER, evset, q["question"])
+        msgs = answer_messages(evset, q["question"])
         if len(gen) % 2 == 0:  # alternate which goes first, so warm caches / load favour neither
             bare = _bare_generate(engine.llm, msgs, s.max_new_tokens)
             text = engine.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
@@ -159,7 +158,7 @@ def w_serve(a: dict) -> dict:
             "id": q["id"],
             "total_s": round(time.perf_counter() - t, 3),
             "refused": ans.refused,
-            "new_tokens": 0 if ans.refused else engine.llm.stats.new_tokens,
+            "new_tokens": engine.llm.stats.new_tokens if ans.timings.get("generate_s") else 0,
             "timings": {k: round(v, 3) for k, v in ans.timings.items()},
         }
 

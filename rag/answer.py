@@ -224,14 +224,7 @@ class Engine:
         s = self.settings
         t = time.perf_counter()
         ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
-        msgs = [
-            {"role": "system", "content": prompts.ANSWER_SYSTEM},
-            {
-                "role": "user",
-                "content": prompts.ANSWER_USER.format(evidence=blocks(ev), question=reading.prompt_question),
-            },
-        ]
-        raw = self.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
+        raw = self.llm.generate(answer_messages(ev, reading.prompt_question), max_new_tokens=s.max_new_tokens)
         _, sents, _ = bind(raw, quotes, self.judge, s.support_threshold)
         self._generated_s = time.perf_counter() - t
         for x in sents:
@@ -244,4 +237,12 @@ class Engine:
         return final_answer(self.stream(question, history, **kw))
 
 
-__all__ = ["Engine", "NOTHING_RELEVANT"]
+def answer_messages(evset: EvidenceSet, question: str) -> list[dict]:
+    """The generator's chat: the evidence blocks and the question (the bench times this same prompt)."""
+    return [
+        {"role": "system", "content": prompts.ANSWER_SYSTEM},
+        {"role": "user", "content": prompts.ANSWER_USER.format(evidence=blocks(evset), question=question)},
+    ]
+
+
+__all__ = ["Engine", "NOTHING_RELEVANT", "answer_messages"]

@@ -6,6 +6,7 @@ replaced later and nothing is a pronoun-led fragment.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import numpy as np
 
 from rag import prompts
 from rag.evidence import EvidenceSet, quote_sentences
-from rag.text import CONTRIBUTION, WORD, content_words, stem
+from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
 from rag.types import Answer, Retrieved
 
 if TYPE_CHECKING:
@@ -95,22 +96,50 @@ def themes(
     vecs = np.stack([np.mean([e.vec for e in evset.every if e.paper_n == n], axis=0) for n in positions])
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     labels = KMeans(n_clusters=k, n_init=10, random_state=0).fit_predict(vecs)
-    asked = content_words(topic)
+    asked, stop = content_words(topic), stopwords()
+
+    def terms(n: int) -> set[str]:
+        """The paper's title words and the two-word phrases of its title and abstract, beyond the topic."""
+        p = evset.hits[n - 1].paper
+        out = {
+            w.lower()
+            for w in WORD.findall(p.title or "")
+            if w.isalpha() and w.lower() not in stop and len(w) > 2 and stem(w) not in asked
+        }
+        for text in (p.title or "", p.text):
+            for run in re.split(r"[^A-Za-z\- ]+", text):
+                toks = [w.lower() for w in run.split()]
+                for a, b in zip(toks, toks[1:]):
+                    if a not in stop and b not in stop and len(a) > 2 and len(b) > 2:
+                        if not {stem(a), stem(b)} <= asked:
+                            out.add(f"{a} {b}")
+        return out
+
+    has = {n: terms(n) for n in positions}
+
+    def rarity(t: str) -> float:
+        return sum(idf(stem(w)) for w in t.split()) / len(t.split())
+
     out = []
     for label in dict.fromkeys(labels):
         members = [n for n, lab in zip(positions, labels) if lab == label]
-        counts = Counter(w for n in members for w in evset.hits[n - 1].paper.words - asked)
+        rest = [n for n in positions if n not in members]
+        counts = Counter(t for n in members for t in has[n])
+        # what sets the group apart: the share of its papers using a term beyond the other groups' share
+        score = {
+            t: (c / len(members) - sum(t in has[n] for n in rest) / max(1, len(rest))) * rarity(t)
+            for t, c in counts.items()
+        }
         need = 2 if len(members) > 1 else 1
-        shared = [w for w, c in counts.items() if c >= max(need, (len(members) + 1) // 2) and w.isalpha()]
-        shared.sort(key=lambda w: -counts[w] * idf(w))
-        out.append((_readable(shared[:3], [evset.hits[n - 1].paper for n in members]), members))
+        named = sorted((t for t, c in counts.items() if c >= need), key=lambda t: -score[t])
+        # nothing shared: the title words of its papers
+        named = named or sorted((t for t in counts if " " not in t), key=lambda t: -score[t])
+        chosen: list[str] = []
+        for t in named:  # no term repeating a word of one already chosen
+            if not set(t.split()) & {w for c in chosen for w in c.split()}:
+                chosen.append(t)
+        out.append((chosen[:3], members))
     return out
-
-
-def _readable(stems: list[str], papers) -> list[str]:
-    """Stems as a word the papers write ("diffus" -> "diffusion")."""
-    written = Counter(w.lower() for p in papers for w in WORD.findall(f"{p.title or ''} {p.text}"))
-    return [max((w for w in written if stem(w) == st), key=lambda w: written[w], default=st) for st in stems]
 
 
 def to_markdown(ans: Answer) -> str:

@@ -69,6 +69,7 @@ def test_json_shape(seed_engine):
         "retrieved",
         "sentences",
         "signals",
+        "table",
         "timings",
     }
     assert set(d["citations"][0]) == {"n", "paper_id", "title", "source_file", "index", "quote"}
@@ -134,7 +135,9 @@ def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fa
     tokens, ans = run(seed_engine, "diffusion models", task="summarize")
     assert ans.shape == "summary" and not ans.refused and fake_llm.calls == [] and len(ans.citations) >= 2
     assert "".join(tokens).strip() == ans.answer
-    for c, line in zip(ans.citations, ans.answer.splitlines()[1:]):
+    lines = [x for x in ans.answer.splitlines()[1:] if not x.startswith("Theme: ")]
+    assert len(lines) == len(ans.citations)
+    for c, line in zip(ans.citations, lines):
         assert line.startswith(c.title) and c.quote in line and line.endswith(f"[{c.n}]")
 
 
