@@ -296,66 +296,151 @@ def serve(
     )
 
 
+def _retriever(settings: Settings):
+    """The index and a torch-free query embedder (rag.minilm): a list embeds only a few short texts, and
+    importing torch and sentence-transformers would cost 6-7 s of a cold start."""
+    from rag.minilm import QueryEmbedder
+    from rag.retrieve import Retriever
+
+    return Retriever(_open_index(settings), QueryEmbedder(settings), settings)
+
+
+CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")]
+BibOpt = Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")]
+MdOpt = Annotated[Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")]
+
+
 @app.command("list")
 @friendly
 @with_settings(*STORE, "threads", "mode", *FILTERS, "conference")
 def list_cmd(
-    topic: str,
+    topic: Annotated[
+        str, typer.Argument(help="The topic; none with --author: every paper of that author.")
+    ] = "",
     json_out: JsonOut = False,
-    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")] = None,
-    bibtex: Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")] = None,
-    markdown: Annotated[
-        Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")
-    ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")] = None,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: LimitOpt = None,
     *,
     settings: Settings,
 ):
     """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
+    from rag.filters import Filters
+
+    filters = Filters.of(settings.decision, settings.area, settings.author)
+    if not topic.strip() and not filters.author:
+        raise UserError('Give a topic (e.g. `rag list "diffusion models"`), or an author with --author.')
+    _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
+
+
+@app.command()
+@friendly
+@with_settings(*STORE, "threads", "decision", "area", "conference")
+def author(
+    name: Annotated[str, typer.Argument(help="An author's name, or part of it (any case or accents).")],
+    json_out: JsonOut = False,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: LimitOpt = None,
+    *,
+    settings: Settings,
+):
+    """An author's papers (decision, area) and their co-authors in the corpus: `rag list --author NAME`."""
+    from rag.filters import Filters
+
+    _list(
+        settings,
+        "",
+        Filters.of(settings.decision, settings.area, name),
+        json_out,
+        csv_file,
+        bibtex,
+        markdown,
+        limit,
+    )
+
+
+@app.command()
+@friendly
+@with_settings(*STORE, "threads", *FILTERS, "conference")
+def similar(
+    paper_id: Annotated[str, typer.Argument(help="The paper's OpenReview id (as in its forum URL).")],
+    json_out: JsonOut = False,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many papers.")] = 10,
+    *,
+    settings: Settings,
+):
+    """The papers nearest to one paper in the conference (cosine of their abstracts' vectors)."""
+    from rag.filters import Filters
+    from rag.similar import like_topic
+
+    filters = Filters.of(settings.decision, settings.area, settings.author)
+    _list(settings, like_topic(paper_id), filters, json_out, csv_file, bibtex, markdown, limit)
+
+
+def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit) -> None:
+    """`rag list`, `rag author` and `rag similar`: rag.lister.find (Find papers' lister), then print/export."""
     from rag import export
     from rag.filters import Filters
-    from rag.lister import list_papers
+    from rag.lister import find
     from rag.prompts import AT_LEAST
 
-    engine = _engine(settings, _open_index(settings))
-    filters = Filters.of(settings.decision, settings.area, settings.author)
-    if not filters:
-        from rag.filters import filters_from_question
-
-        found, cleaned = filters_from_question(topic)
-        if found:
-            filters, topic = found, cleaned
-            typer.echo(f"(filter from the topic: {found.describe()})", err=True)
-    res = list_papers(engine.retriever, topic, filters, limit=limit, judge=None)
+    res = find(_retriever(settings), topic, filters, limit=limit)
+    if res.detected:
+        read = Filters(**{k: getattr(res.filters, k) for k in res.detected})
+        typer.echo(f"(filter from the topic: {read.describe()})", err=True)
     for path, text in (
         (csv_file, lambda: export.to_csv(res.papers)),
         (bibtex, lambda: export.to_bibtex(res.papers)),
-        (markdown, lambda: export.to_markdown(res.papers, heading=f"ICLR 2025 papers on {res.topic}")),
+        (markdown, lambda: export.to_markdown(res.papers, heading=res.heading())),
     ):
         if path:
             try:
                 path.write_text(text(), encoding="utf-8")
             except OSError as e:
                 raise UserError(f"Cannot write {path}: {e.strerror}.") from None
-    what = f" ({filters.describe()})" if filters else ""
+    what = f" ({res.filters.describe()})" if res.filters and res.author is None else ""
     why = res.why_empty(what)
     if json_out:  # the JSON stays exactly its shape; the reason goes to stderr
         typer.echo(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
-        if res.lacking:
+        if not res.papers and res.author is None and res.like is None:
             typer.echo(why, err=True)
         if not res.complete:
             typer.echo(f"({AT_LEAST})", err=True)
         return
-    if res.lacking:
+    if not res.papers and res.author is None and res.like is None:
         typer.echo(why)
         return
     shown = len(res.papers)
     many = f"{res.found} {'paper' if res.found == 1 else 'papers'}"
     many = many if res.complete else f"at least {many}"
     head = f"The first {shown} of {many}" if res.found > shown else many[:1].upper() + many[1:]
-    typer.echo(f"{head} on “{res.topic}”{what}, best first:")
+    if res.author is not None:
+        rest = Filters(res.filters.decision, res.filters.area)
+        also = f" ({rest.describe()})" if rest else ""
+        matched = f"; names matched: {', '.join(res.author.matched)}" if res.author.matched else ""
+        typer.echo(f"{head} by an author matching “{res.author.name}”{also}{matched}, best decision first:")
+    elif res.like is not None:
+        typer.echo(f"{head} nearest to “{res.like.label}”{what}, nearest first:")
+    else:
+        typer.echo(f"{head} on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
-        typer.echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
+        p = x.paper
+        area = f" · {export.plain(p.primary_area)}" if res.author is not None and p.primary_area else ""
+        typer.echo(f"{n}. {p.label} [{p.decision or '?'}{area}] {p.url or ''}\n   “{x.quote}”")
+    if res.author is not None and res.author.coauthors:
+        names = ", ".join(f"{a} ({k})" for a, k in res.author.coauthors[:30])
+        more = len(res.author.coauthors) - 30
+        typer.echo(
+            f"\nCo-authors in the conference ({len(res.author.coauthors)}): {names}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     if not res.complete:
         typer.echo(f"\n({AT_LEAST})")
 
