@@ -2,8 +2,10 @@
 their co-authors in the corpus. `rag author NAME`, `rag list --author NAME` with no topic, Find papers with
 only an author, and the chat (`author_papers`) read the same view.
 
-A name matches as the author filter matches (rag.filters: part of a name, any case or accents, "B. Schölkopf",
-"Schölkopf, Bernhard"); the view says which names in the corpus matched, so "Tao" shows it is several people.
+A name matches the corpus's names that are it (any case, accents or word order: "Wei Chen" is "Chen Wei", not
+"Wei-Lin Chen"), else those that have its words ("B. Schölkopf", "Schölkopf, Bernhard" and "Bernhard
+Schoelkopf" are "Bernhard Schölkopf"), else as the author filter matches (rag.filters: a part of a name). The view says which names in the corpus
+matched, so "Tao" shows it is several people.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rag.filters import Filters, decision_class
+from rag.filters import Filters, _same_name, decision_class, fold
 from rag.types import Paper
 
 # oral first, then spotlight, poster, the other accepted, rejected, withdrawn, desk rejected, unknown
@@ -59,6 +61,11 @@ class AuthorView:
         }
 
 
+def _key(name: str) -> tuple[str, ...]:
+    """A name's words, folded and sorted: "Chen, Wei" and "wei chen" are one key; "Wei-Lin" stays one word."""
+    return tuple(sorted(fold(name).replace(",", " ").replace(".", " ").split()))
+
+
 def _papers(source) -> Mapping[str, Paper]:
     """A retriever's indexed papers, or a mapping / list of papers as given."""
     if hasattr(source, "bm25"):
@@ -74,10 +81,16 @@ def author_view(source, name: str) -> AuthorView:
     view = AuthorView(" ".join((name or "").split()))
     if not f.author:
         return view
-    one = Filters(author=f.author)
-    papers = [p for p in _papers(source).values() if one.author_matches(p.authors)]
+    everyone = _papers(source).values()
+    names = {a for p in everyone for a in (p.authors or []) if a.strip()}
+    key = _key(f.author)
+    same = {a for a in names if _key(a) == key} or {a for a in names if _same_name(f.author, a)}
+    if not same:
+        one = Filters(author=f.author)
+        same = {a for a in names if one.author_matches([a])}
+    papers = [p for p in everyone if same.intersection(p.authors or ())]
     view.papers = sorted(papers, key=_rank)
-    spelled = Counter(a for p in papers for a in (p.authors or []) if one.author_matches([a]))
+    spelled = Counter(a for p in papers for a in (p.authors or []) if a in same)
     view.matched = [a for a, _ in sorted(spelled.items(), key=lambda x: (-x[1], x[0]))]
     others = Counter(
         a for p in papers for a in dict.fromkeys(p.authors or []) if a not in spelled and a.strip()

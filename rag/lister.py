@@ -237,7 +237,7 @@ def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
     return features(
         hits,
         topic,
-        retriever.embedder.encode,
+        retriever.encode_query,
         lambda pid: mat[row[pid]] if pid in row else None,
         lexical.idf,
         s.lister_cos_weight,

@@ -18,6 +18,7 @@ from rag.filters import Filters
 from rag.lister import FIELDS, PaperList, read_topic
 from rag.lister import find as list_topic
 from rag.prompts import AT_LEAST
+from rag.similar import like_topic
 from rag.text import retyped
 from ui.safe_html import esc, retry_link, safe_url
 
@@ -94,6 +95,12 @@ def render_summary(found: Found | None) -> str:
     plain = f" ({found.filters.describe()})" if found.filters else ""
     what = esc(plain)
     n = len(res.papers)
+    if res.like is not None:
+        many = f"{n:,} {'paper' if n == 1 else 'papers'}"
+        return (
+            f'<div class="find-note" role="status"><strong>{many}</strong> nearest to “{esc(res.like.label)}”'
+            f"{what}, nearest first (cosine of their abstracts' vectors).</div>"
+        )
     if not n and (res.lacking or res.reason):
         note = f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
         if res.suggested:  # one click finds the topic with the typo mended
@@ -137,6 +144,16 @@ def render_author(res: PaperList) -> str:
     )
 
 
+def like_link(paper) -> str:
+    """ "More like this": Find papers lists the paper's nearest papers (the lister's `like:ID` topic), its tab
+    brought forward first (ui/static/app.js, as the retry links)."""
+    return (
+        f'<a class="retry-link like-link" role="button" href="#" data-q="{esc(like_topic(paper.paper_id))}" '
+        'data-box="#find-topic textarea" data-send="find-btn" data-tab="tab-find-button">'
+        f'More like this<span class="sr-only-live">: papers nearest to “{esc(paper.label)}”</span></a>'
+    )
+
+
 def _authors_cell(p) -> str:
     names = [a for a in (p.authors or []) if a and a.strip()]
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
@@ -148,6 +165,7 @@ def render_table(found: Found | None, page_size: int) -> str:
     if found is None or found.error or not found.result or not found.result.papers:
         return ""
     rows = found.result.papers
+    ranked = found.result.author is None  # an author's papers have no score
     pages = found.pages(page_size)
     page = min(max(0, found.page), pages - 1)
     first = page * page_size
@@ -161,10 +179,12 @@ def render_table(found: Found | None, page_size: int) -> str:
                 f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{title}'
                 '<span class="sr-only-live"> (OpenReview, opens in a new tab)</span></a>'
             )
+        score = f"{x.score:.2f}" if ranked else ""
         body.append(
-            f'<tr><td class="n">{i}</td><td class="title">{title}</td><td>{esc(p.decision or "")}</td>'
+            f'<tr><td class="n">{i}</td><td class="title">{title}<div class="like">{like_link(p)}</div></td>'
+            f"<td>{esc(p.decision or '')}</td>"
             f"<td>{esc(html.unescape(p.primary_area or ''))}</td><td>{_authors_cell(p)}</td>"
-            f'<td class="quote">“{esc(_short(x.quote, QUOTE_CHARS))}”</td><td class="score">{x.score:.2f}</td></tr>'
+            f'<td class="quote">“{esc(_short(x.quote, QUOTE_CHARS))}”</td><td class="score">{score}</td></tr>'
         )
     last = min(first + page_size, len(rows))
     return (
