@@ -66,15 +66,26 @@ def _print_answer(ans) -> None:
         typer.echo("\nReferences:\n" + refs)
 
 
+def _retrieved(item) -> None:
+    """The sources on stderr as soon as they are retrieved: the generator loads after them, lazily, and
+    only for an answer it writes (a list is quoted, a refusal says why)."""
+    lines = [
+        f"  {n}. {h.paper.label} [{h.paper.decision or '?'}]" for n, h in enumerate(item.retrieved[:8], 1)
+    ]
+    typer.echo(f"Retrieved {len(item.retrieved)} papers:\n" + "\n".join(lines) + "\n", err=True)
+
+
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
     from rag.intent import leaned_on
-    from rag.types import Answer
+    from rag.types import Answer, Retrieved
 
     live = not json_out and sys.stderr.isatty()
     ans = None
     for item in engine.stream(question, history, **kw):
         if isinstance(item, Answer):
             ans = item
+        elif isinstance(item, Retrieved) and item.retrieved and not json_out:
+            _retrieved(item)
         elif live and isinstance(item, str):
             sys.stderr.write(item)
             sys.stderr.flush()

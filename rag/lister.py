@@ -366,7 +366,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
         return []
 
     def encode(xs: list[str]) -> np.ndarray:
-        return np.asarray(retriever.embedder.encode(xs), dtype=np.float32)
+        return np.asarray(retriever.encode_query(xs), dtype=np.float32)  # as in every caller (float32)
 
     # its sentences and title stand for a paper, as in the chat's list rule; all five embedded in one batch
     parts = [[p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label] for p in top]
