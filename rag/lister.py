@@ -13,6 +13,7 @@ The quote is the sentence sharing most of the topic's words. A paper is listed w
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -122,8 +123,6 @@ class PaperList:
 def read_topic(topic: str, filters: Filters | None = None) -> tuple[str, Filters, tuple[str, ...]]:
     """A decision or author named in the topic ("orals about diffusion", "papers by NAME") that no filter
     sets becomes one: (the topic without those words, the filters, the fields taken from the topic)."""
-    import re
-
     topic = " ".join((topic or "").split())
     filters = filters or Filters()
     found, cleaned = filters_from_question(topic)
@@ -340,6 +339,32 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
     return best, max(s.lister_min_score, relative * top)
 
 
+_LIST = re.compile(r"\band\b|\bor\b|/|,", re.I)  # "weather forecasting and climate modeling": any of them
+
+
+def absent_part(topic: str, papers: list[Paper]) -> str | None:
+    """The first part of a combined topic ("X for Y", rag.list_score.topic_parts) that none of `papers`
+    names by any of its words (any form: plural, hyphenated or spaced, an acronym or its spelled-out
+    initials); None when every part is named by one of them. A part listing alternatives ("A and B") is
+    not checked: a paper on either covers it."""
+    from rag.list_score import topic_parts
+    from rag.names import mentions
+    from rag.text import WORD, flatten, stopwords
+
+    parts = topic_parts(topic)
+    if len(parts) < 2 or not papers:
+        return None
+    flats = [flatten(f"{p.title or ''} {p.text}") for p in papers]
+    for part in parts:
+        toks = [t.lower() for t in WORD.findall(part) if t.lower() not in stopwords() and len(t) > 1]
+        if not toks or _LIST.search(part):
+            continue
+        initials = "".join(t[0] for t in toks) if len(toks) >= 2 else None
+        if not any(any(mentions(f, t) for t in toks) or (initials and mentions(f, initials)) for f in flats):
+            return part
+    return None
+
+
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     """The words of the topic that no indexed abstract uses, else those that every one of the first
     `lister_cover_check` listed papers lacks (rag.gaps.missing_aspects, the chat's list rule); empty when each
@@ -361,6 +386,11 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     if unknown:  # a word no indexed abstract uses: no paper covers it, however close
         return unknown
     texts = [f"{p.title or ''} {p.text}" for p in top]
+    # a part of a combined topic that none of them names at all: "quantum cryptography for blockchains"
+    # over quantum papers that never say "blockchain"
+    lost = absent_part(topic, top)
+    if lost:
+        return [lost]
     # what missing_aspects can find lacking is within the words a text never uses: none shared, nothing to embed
     if not set.intersection(*(absent_words(described, t, known) for t in texts)):
         return []
