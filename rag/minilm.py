@@ -1,5 +1,5 @@
-"""MiniLM (BERT, 6 layers, 384 wide) in numpy: the packaged embedder's forward pass, and the lister's
-relevance cross-encoder on the same layers, with no torch import.
+"""MiniLM (BERT, 6 layers, 384 wide) in numpy: the packaged embedder's forward pass with no torch import
+(eval/train_relevance.py runs a cross-encoder on the same layers).
 
 Importing torch and sentence-transformers takes 6-7 s cold on 2 cores; a topic of a few words takes
 milliseconds to embed here, and the vectors are the packaged model's (mean cosine to sentence-transformers'
@@ -78,20 +78,6 @@ class Encoder:
         config = json.loads((base_dir() / "config.json").read_text())
         return cls(base_weights(), config, max_tokens)
 
-    @classmethod
-    def from_npz(cls, path: Path, max_tokens: int) -> Encoder:
-        """A model saved by `eval.train_relevance.export`: int8 matrices with a float scale per row
-        (`name.q`, `name.s`), float vectors as they are; the word embeddings are the packaged model's."""
-        z = np.load(path)
-        w = {"embeddings.word_embeddings.weight": base_weights()["embeddings.word_embeddings.weight"]}
-        for k in z.files:
-            if k.endswith(".q"):
-                name = k[:-2]
-                w[name] = z[k].astype(np.float32) * z[name + ".s"][:, None].astype(np.float32)
-            elif not k.endswith(".s") and k != "config":
-                w[k] = z[k]
-        return cls(w, json.loads(str(z["config"])), max_tokens)
-
     # ------------------------------------------------------------ forward
     def _batch(self, encodings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = max(len(e.ids) for e in encodings)
@@ -151,21 +137,6 @@ class Encoder:
             v = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
             out.append(v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12))
         return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
-
-    def classify(self, pairs: list[tuple[str, str]], batch: int = 16) -> np.ndarray:
-        """Sigmoid of the classifier over the pooled [CLS] state of each (text, text) pair."""
-        w, out = self.w, []
-        # alike lengths batched together: little padding computed for nothing
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][1]))
-        enc = self.tok.encode_batch([list(pairs[i]) for i in order])
-        logits = np.zeros(len(pairs))
-        for s in range(0, len(order), batch):
-            ids, types, mask = self._batch(enc[s : s + batch])
-            cls = self.hidden(ids, types, mask)[:, 0]
-            pooled = np.tanh(cls @ w["pooler.dense.weight"].T + w["pooler.dense.bias"])
-            logits[order[s : s + batch]] = (pooled @ w["classifier.weight"].T + w["classifier.bias"])[:, 0]
-        out = 1.0 / (1.0 + np.exp(-logits))
-        return out
 
 
 class QueryEmbedder:
