@@ -221,8 +221,8 @@ def main(
     """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
     halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl. `fit`: first fit the lister's model
     on the calibration topics (`fit_model`, written to OUT/lister_model.json) and report with it."""
-    from rag.embedder import get_embedder
     from rag.index import Index
+    from rag.minilm import QueryEmbedder
     from rag.retrieve import Retriever
 
     out = Path(out)
@@ -234,7 +234,7 @@ def main(
         raise UserError("Two topics share an id: give topic files with distinct ids.")
     index = Index(settings)
     index.require()
-    retriever = Retriever(index, get_embedder(settings), settings)
+    retriever = Retriever(index, QueryEmbedder(settings), settings)  # as `rag list` runs
     fitted = None
     if fit:
         fitted = fit_model(retriever, [t for t in topics if t.get("split") == "calibration"], progress)
@@ -286,12 +286,14 @@ def main(
 
 
 def coverage(retriever, topics: list[dict], absent: list[dict]) -> dict:
-    """`rag list` as a user runs it (the bar, then the empty-list check, rag.lister.uncovered): which gold
-    topics come back empty (none should) and which topics no paper is about do (all should)."""
-    from rag.lister import list_papers
+    """`rag list` as a user runs it (rag.lister.find: the bar, then the empty-list check): which gold topics
+    come back empty (none should) and which topics no paper is about do (all should); an empty list is
+    given with the words its closest papers lack (or "-" when none clears the bar)."""
+    from rag.lister import find
 
     def lacking(t: dict) -> list[str]:
-        return list_papers(retriever, t["topic"], topic_filters(t)).lacking
+        res = find(retriever, t["topic"], topic_filters(t))
+        return [] if res.papers else (res.lacking or ["-"])
 
     gold = {t["id"]: lacking(t) for t in topics}
     gone = {t["id"]: lacking(t) for t in absent}

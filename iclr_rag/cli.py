@@ -69,15 +69,26 @@ def _print_answer(ans) -> None:
         echo("\nReferences:\n" + refs)
 
 
+def _retrieved(item) -> None:
+    """The sources on stderr as soon as they are retrieved: the generator loads after them, lazily, and
+    only for an answer it writes (a list is quoted, a refusal says why)."""
+    lines = [
+        f"  {n}. {h.paper.label} [{h.paper.decision or '?'}]" for n, h in enumerate(item.retrieved[:8], 1)
+    ]
+    echo(f"Retrieved {len(item.retrieved)} papers:\n" + "\n".join(lines) + "\n", err=True)
+
+
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
     from rag.hygiene import strip_controls
-    from rag.types import Answer
+    from rag.types import Answer, Retrieved
 
     live = not json_out and sys.stderr.isatty()
     ans = None
     for item in engine.stream(question, history, **kw):
         if isinstance(item, Answer):
             ans = item
+        elif isinstance(item, Retrieved) and item.retrieved and not json_out:
+            _retrieved(item)
         elif live and isinstance(item, str):
             sys.stderr.write(strip_controls(item))
             sys.stderr.flush()
@@ -337,68 +348,154 @@ def serve(
     )
 
 
+def _retriever(settings: Settings):
+    """The index and a torch-free query embedder (rag.minilm): a list embeds only a few short texts, and
+    importing torch and sentence-transformers would cost 6-7 s of a cold start."""
+    from rag.minilm import QueryEmbedder
+    from rag.retrieve import Retriever
+
+    return Retriever(_open_index(settings), QueryEmbedder(settings), settings)
+
+
+CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")]
+BibOpt = Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")]
+MdOpt = Annotated[Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")]
+
+
 @app.command("list")
 @friendly
 @with_settings(*STORE, "threads", "mode", *FILTERS, "conference")
 def list_cmd(
-    topic: str,
+    topic: Annotated[
+        str, typer.Argument(help="The topic; none with --author: every paper of that author.")
+    ] = "",
     json_out: JsonOut = False,
-    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")] = None,
-    bibtex: Annotated[Path | None, typer.Option("--bibtex", help="Also write BibTeX entries here.")] = None,
-    markdown: Annotated[
-        Path | None, typer.Option("--markdown", help="Also write a Markdown list here.")
-    ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N papers.")] = None,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: LimitOpt = None,
     *,
     settings: Settings,
 ):
     """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
+    from rag.filters import Filters
+
+    filters = Filters.of(settings.decision, settings.area, settings.author)
+    if not topic.strip() and not filters.author:
+        raise UserError('Give a topic (e.g. `rag list "diffusion models"`), or an author with --author.')
+    _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
+
+
+@app.command()
+@friendly
+@with_settings(*STORE, "threads", "decision", "area", "conference")
+def author(
+    name: Annotated[str, typer.Argument(help="An author's name, or part of it (any case or accents).")],
+    json_out: JsonOut = False,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: LimitOpt = None,
+    *,
+    settings: Settings,
+):
+    """An author's papers (decision, area) and their co-authors in the corpus: `rag list --author NAME`."""
+    from rag.filters import Filters
+
+    _list(
+        settings,
+        "",
+        Filters.of(settings.decision, settings.area, name),
+        json_out,
+        csv_file,
+        bibtex,
+        markdown,
+        limit,
+    )
+
+
+@app.command()
+@friendly
+@with_settings(*STORE, "threads", *FILTERS, "conference")
+def similar(
+    paper_id: Annotated[str, typer.Argument(help="The paper's OpenReview id (as in its forum URL).")],
+    json_out: JsonOut = False,
+    csv_file: CsvOpt = None,
+    bibtex: BibOpt = None,
+    markdown: MdOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many papers.")] = 10,
+    *,
+    settings: Settings,
+):
+    """The papers nearest to one paper in the conference (cosine of their abstracts' vectors)."""
+    from rag.filters import Filters
+    from rag.similar import like_topic
+
+    filters = Filters.of(settings.decision, settings.area, settings.author)
+    _list(settings, like_topic(paper_id), filters, json_out, csv_file, bibtex, markdown, limit)
+
+
+def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit) -> None:
+    """`rag list`, `rag author` and `rag similar`: rag.lister.find (Find papers' lister), then print/export."""
     from rag import export
     from rag.filters import Filters
     from rag.hygiene import validate_question
-    from rag.lister import list_papers
+    from rag.lister import find
     from rag.prompts import AT_LEAST
 
-    topic = validate_question(topic, settings.max_question_chars)
-    engine = _engine(settings, _open_index(settings))
-    filters = Filters.of(settings.decision, settings.area, settings.author)
-    if not filters:
-        from rag.filters import filters_from_question
-
-        found, cleaned = filters_from_question(topic)
-        if found:
-            filters, topic = found, cleaned
-            echo(f"(filter from the topic: {found.describe()})", err=True)
-    res = list_papers(engine.retriever, topic, filters, limit=limit, judge=None)
+    if topic.strip():
+        topic = validate_question(topic, settings.max_question_chars)
+    res = find(_retriever(settings), topic, filters, limit=limit)
+    if res.detected:
+        read = Filters(**{k: getattr(res.filters, k) for k in res.detected})
+        echo(f"(filter from the topic: {read.describe()})", err=True)
     for path, text in (
         (csv_file, lambda: export.to_csv(res.papers)),
         (bibtex, lambda: export.to_bibtex(res.papers)),
-        (markdown, lambda: export.to_markdown(res.papers, heading=f"ICLR 2025 papers on {res.topic}")),
+        (markdown, lambda: export.to_markdown(res.papers, heading=res.heading())),
     ):
         if path:
             try:
                 path.write_text(text(), encoding="utf-8")
             except OSError as e:
                 raise UserError(f"Cannot write {path}: {e.strerror}.") from None
-    what = f" ({filters.describe()})" if filters else ""
+    what = f" ({res.filters.describe()})" if res.filters and res.author is None else ""
     why = res.why_empty(what)
     if json_out:  # the JSON stays exactly its shape; the reason goes to stderr
         echo(json_text(res.to_json()))
-        if res.lacking:
+        if not res.papers and res.author is None and res.like is None:
             echo(why, err=True)
         if not res.complete:
             echo(f"({AT_LEAST})", err=True)
         return
-    if res.lacking:
+    if not res.papers and res.author is None and res.like is None:
         echo(why)
         return
     shown = len(res.papers)
     many = f"{res.found} {'paper' if res.found == 1 else 'papers'}"
     many = many if res.complete else f"at least {many}"
     head = f"The first {shown} of {many}" if res.found > shown else many[:1].upper() + many[1:]
-    echo(f"{head} on “{res.topic}”{what}, best first:")
+    if res.author is not None:
+        rest = Filters(res.filters.decision, res.filters.area)
+        also = f" ({rest.describe()})" if rest else ""
+        matched = f"; names matched: {', '.join(res.author.matched)}" if res.author.matched else ""
+        echo(f"{head} by an author matching “{res.author.name}”{also}{matched}, best decision first:")
+    elif res.like is not None:
+        echo(f"{head} nearest to “{res.like.label}”{what}, nearest first:")
+    else:
+        echo(f"{head} on “{res.topic}”{what}, best first:")
     for n, x in enumerate(res.papers, start=1):
-        echo(f"{n}. {x.paper.label} [{x.paper.decision or '?'}] {x.paper.url or ''}\n   “{x.quote}”")
+        p = x.paper
+        area = f" · {export.plain(p.primary_area)}" if res.author is not None and p.primary_area else ""
+        echo(f"{n}. {p.label} [{p.decision or '?'}{area}] {p.url or ''}\n   “{x.quote}”")
+    if res.author is not None and res.author.coauthors:
+        names = ", ".join(f"{a} ({k})" for a, k in res.author.coauthors[:30])
+        more = len(res.author.coauthors) - 30
+        echo(
+            f"\nCo-authors in the conference ({len(res.author.coauthors)}): {names}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     if not res.complete:
         echo(f"\n({AT_LEAST})")
 

@@ -38,8 +38,29 @@ def _area(p: Paper) -> str:
     return html.unescape(p.primary_area or "")
 
 
+ALPHABETICAL = "alphabetical in the source"
+
+
+def alphabetical(p: Any) -> bool:
+    """The bundled source lists most papers' authors sorted by first name, not in byline order
+    (seeds/ICLR2025_SOURCE.md; no public byline list was found): three or more names in exactly sorted
+    order are taken as the source's order, and every export and page says so."""
+    names = [plain(a) for a in (getattr(p, "authors", None) or []) if plain(a)]
+    return len(names) >= 3 and names == sorted(names)
+
+
 # ---------------------------------------------------------------- CSV
-CSV_FIELDS = ("paper_id", "title", "decision", "primary_area", "authors", "url", "quote", "score")
+CSV_FIELDS = (
+    "paper_id",
+    "title",
+    "decision",
+    "primary_area",
+    "authors",
+    "authors_order",
+    "url",
+    "quote",
+    "score",
+)
 
 
 def _cell(value: str) -> str:
@@ -62,6 +83,7 @@ def to_csv(items: Iterable) -> str:
                     p.decision or "",
                     _area(p),
                     "; ".join(p.authors or []),
+                    ALPHABETICAL if alphabetical(p) else "",
                     p.url or "",
                     r.quote,
                     "" if r.score is None else f"{r.score:.4f}",
@@ -116,7 +138,8 @@ def to_markdown(items: Iterable, heading: str | None = None) -> str:
         meta = " · ".join(md_escape(x) for x in (p.decision or "", _area(p)) if x)
         lines.append(f"{n}. **{head}**" + (f" — {meta}" if meta else ""))
         if p.authors:
-            lines.append(f"   {md_escape(', '.join(p.authors))}")
+            note = f"Authors ({ALPHABETICAL}): " if alphabetical(p) else ""
+            lines.append(f"   {note}{md_escape(', '.join(p.authors))}")
         if r.quote:
             lines.append(f"   > {md_escape(r.quote)}")
         lines.append("")
@@ -187,8 +210,7 @@ def to_bibtex(items: Iterable) -> str:
             fields.append(("url", _url(p)))
         decision = _bib(p.decision or "")
         note = decision if accepted else f"ICLR 2025 submission ({decision or 'decision unknown'})"
-        names = [plain(a) for a in (p.authors or []) if plain(a)]
-        if len(names) >= 3 and names == sorted(names):  # the source's order, not the byline (SOURCE.md)
+        if alphabetical(p):  # the source's order, not the byline (SOURCE.md)
             note += (
                 "; authors in alphabetical order as the data source lists them, which may not be the paper's"
             )

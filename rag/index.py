@@ -166,17 +166,21 @@ class Index:
         return ids, vecs
 
     @guarded()
-    def all_chunks(self, paper_texts: dict[str, str] | None = None) -> list[Chunk]:
-        """Every stored chunk (for BM25), read in pages so large stores stay within limits."""
-        if paper_texts is None:
-            paper_texts = {pid: doc for pid, (doc, _) in self.paper_records().items()}
-        out: list[Chunk] = []
+    def chunk_records(self) -> list[tuple[str, dict]]:
+        """Every stored chunk's (id, metadata), read in pages so large stores stay within limits."""
+        out: list[tuple[str, dict]] = []
         for offset in range(0, self.count(), self.settings.store_page):
             got = self.chunks.get(include=["metadatas"], limit=self.settings.store_page, offset=offset)
-            out += filter(
-                None, (stored_chunk(cid, m, paper_texts) for cid, m in zip(got["ids"], got["metadatas"]))
-            )
+            out += zip(got["ids"], got["metadatas"])
         return out
+
+    def all_chunks(self, paper_texts: dict[str, str] | None = None, records=None) -> list[Chunk]:
+        """Every stored chunk (for BM25); `records`: chunk_records() read already."""
+        if paper_texts is None:
+            paper_texts = {pid: doc for pid, (doc, _) in self.paper_records().items()}
+        return list(
+            filter(None, (stored_chunk(cid, m, paper_texts) for cid, m in records or self.chunk_records()))
+        )
 
     @guarded()
     def chunk_vectors(self) -> list[tuple[dict, list[float]]]:

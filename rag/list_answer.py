@@ -1,6 +1,5 @@
-"""List-shaped answers ("which papers …", "is there work on …"): one quoted line per paper. Over a large
-index the lister finds them all, exactly as Find and `rag list` do for the same topic and filters; over
-a small one, the retrieved papers whose evidence clears the bar. Nothing is generated.
+"""List-shaped answers ("which papers …", "is there work on …"): one quoted line per paper, from the lister
+that Find and `rag list` use, so the same topic and filters give the same count. Nothing is generated.
 """
 
 from __future__ import annotations
@@ -9,34 +8,23 @@ from collections.abc import Iterator
 
 from rag import prompts
 from rag.evidence import EvidenceSet, quote_sentences
-from rag.lister import list_papers
-from rag.outcome import Outcome, asked_words, idf_cover
+from rag.lister import find
+from rag.outcome import Outcome
 from rag.types import Caveat, Hit, Sentence
 
 
 def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> Iterator:
-    s = engine.settings
-    lexical = engine.retriever.bm25()
-    if len(lexical.papers) >= s.list_lister_min_papers:
-        res = list_papers(engine.retriever, reading.topic, reading.filters)
-        if res.papers:
-            yield from _listed(res, reading, outcome, done, s.list_max)
-            return
-        outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
-    top = evset.max_score
-    keep = [
-        n for n in evset.papers() if evset.best[n] >= s.list_min_score and evset.best[n] >= s.list_cut * top
-    ]
-    words = asked_words(reading.topic, reading.terms)
-    covered = [
-        n for n in keep if idf_cover(words, evset.hits[n - 1].paper.words, lexical.idf) >= s.list_min_cover
-    ]
-    if keep and not covered and not any(c.code == "partial_match" for c in outcome.caveats):
-        outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, [])))
-    shown = (covered or keep or evset.papers()[:1])[: s.list_max]
+    """The lister's list (rag.lister.find: the same list and count as Find and `rag list`); when no paper is
+    about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
+    res = find(engine.retriever, reading.topic, reading.filters)
+    if res.papers:
+        yield from _listed(res, reading, outcome, done, engine.settings.list_max)
+        return
+    outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
     yield from outcome.caveats
+    shown = evset.papers()[: engine.settings.list_closest]
     sentences = quote_sentences([evset.top(n) for n in shown if evset.top(n)], evset, titled=True)
-    header = prompts.list_header(len(sentences) if covered else 0)
+    header = prompts.NO_LIST_HEADER
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
     yield done.answer(sentences, evset.hits, outcome, text=_text(header, sentences))
 

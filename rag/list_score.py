@@ -44,7 +44,7 @@ _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
 # a sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
 # a near miss mentions it among its tasks or motivation
-_STATES = CONTRIBUTION
+STATES = CONTRIBUTION
 _BM25_K1, _BM25_B = 1.2, 0.75
 # full index, idf shares: "unlearning" of "machine unlearning" 0.61, "speculative" of "speculative decoding"
 # 0.62, "diffusion" of "diffusion models" 0.86 (enough to show the topic); "model" 0.14, "graph" of "graph
@@ -74,14 +74,14 @@ def quote(paper, words: set[str], weight=None) -> str:
     if not sents:
         return ""
     most = max(k for _, k in sents)
-    stated = [t for t, k in sents if k > 0 and k >= _STATED_SHARE * most and _STATES.search(t)]
+    stated = [t for t, k in sents if k > 0 and k >= _STATED_SHARE * most and STATES.search(t)]
     return stated[0] if stated else next(t for t, k in sents if k == most)
 
 
 def stated_words(paper, title: set[str]) -> set[str]:
     """The words of the paper's title (`title`, its content words) and of the abstract sentences that state
     its contribution ("we propose", "this paper introduces", "our … presented")."""
-    said = [have for a, b, have in paper.sentences if _STATES.search(paper.text[a:b])]
+    said = [have for a, b, have in paper.sentences if STATES.search(paper.text[a:b])]
     return set().union(title, *said)
 
 

@@ -13,15 +13,18 @@ The quote is the sentence sharing most of the topic's words. A paper is listed w
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from rag.cite import Judge
 from rag.errors import UserError
-from rag.filters import Filters
-from rag.text import without_venue
+from rag.filters import Filters, filters_from_question
+from rag.text import content_words, without_venue
 from rag.types import Hit, Paper
+
+FIELDS = ("decision", "area", "author")
 
 
 @dataclass
@@ -60,9 +63,24 @@ class PaperList:
     # False: papers still cleared the bar at the deepest pool looked at (lister_max_candidates), so
     # `found` is a lower bound ("at least")
     complete: bool = True
+    # filter fields read from the topic's words ("orals on X", "papers by NAME"), not set by the caller
+    detected: tuple[str, ...] = ()
+    # an author and no topic: their papers (`papers`, every one) and co-authors (rag.authors)
+    author: object | None = None
+    # why nothing is listed when no paper was scored ("*": no word to look for)
+    reason: str = ""
+    # a `like:ID` topic: the paper whose nearest papers these are (rag.similar)
+    like: Paper | None = None
 
     def why_empty(self, what: str = "") -> str:
         """Why nothing is listed although some papers are close: the CLI's and the Find page's words."""
+        if self.reason:
+            return self.reason
+        if not self.lacking:
+            return (
+                f"No indexed paper on “{self.topic}”{what} clears the relevance bar: the closest ones are "
+                "about only part of it. Try other words, or remove a filter."
+            )
         words = ", ".join(
             f"{w} (did you mean “{self.suggested[w]}”?)" if w in self.suggested else w for w in self.lacking
         )
@@ -71,11 +89,22 @@ class PaperList:
             "Try other words, or remove a filter."
         )
 
+    def heading(self) -> str:
+        """The list's title in a Markdown export (`rag list --markdown`, Find papers)."""
+        rest = Filters(self.filters.decision, self.filters.area)
+        if self.author is not None:
+            what = f" ({rest.describe()})" if rest else ""
+            return f"ICLR 2025 papers by an author matching {self.author.name}{what}"
+        what = f" ({self.filters.describe()})" if self.filters else ""
+        if self.like is not None:
+            return f"ICLR 2025 papers nearest to {self.like.label}{what}"
+        return f"ICLR 2025 papers on {self.topic}{what}"
+
     def by(self, key) -> dict[str, int]:
         return dict(Counter(key(x.paper) or "unknown" for x in self.papers).most_common())
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "topic": self.topic,
             "filters": self.filters.to_json(),
             "count": len(self.papers),
@@ -83,6 +112,108 @@ class PaperList:
             "by_area": self.by(lambda p: html.unescape(p.primary_area) if p.primary_area else None),
             "papers": [x.to_json() for x in self.papers],
         }
+        if self.author is not None:
+            out["coauthors"] = self.author.to_json()["coauthors"]
+            out["matched_authors"] = self.author.matched
+        if self.like is not None:
+            out["like"] = {"paper_id": self.like.paper_id, "title": self.like.title}
+        return out
+
+
+def read_topic(topic: str, filters: Filters | None = None) -> tuple[str, Filters, tuple[str, ...]]:
+    """A decision or author named in the topic ("orals about diffusion", "papers by NAME") that no filter
+    sets becomes one: (the topic without those words, the filters, the fields taken from the topic)."""
+    topic = " ".join((topic or "").split())
+    filters = filters or Filters()
+    found, cleaned = filters_from_question(topic)
+    taken = tuple(k for k in ("decision", "author") if getattr(found, k) and not getattr(filters, k))
+    if not taken:
+        return topic, filters, ()
+    cleaned = re.sub(
+        r"^(?:papers?|submissions?|works?)\s*(?:(?:about|on|in|for|using|with)\s+|$)", "", cleaned, flags=re.I
+    )
+    merged = Filters(*(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS))
+    return cleaned.strip(), merged, taken
+
+
+def find(
+    retriever,
+    topic: str,
+    filters: Filters | None = None,
+    limit: int | None = None,
+    check_coverage: bool = True,
+) -> PaperList:
+    """The one lister: `rag list`, Find papers and the chat call this with the topic and filters they read,
+    and get the same list and count. A decision or author named in the topic becomes a filter
+    (`read_topic`); an author and no topic lists every paper of that author (rag.authors); `like:PAPER_ID`
+    lists the papers nearest to that one (rag.similar, at most `SIMILAR` unless `limit`)."""
+    from rag.similar import liked
+
+    topic, f, detected = read_topic(topic, filters)
+    if not topic and f.author:
+        res = author_list(retriever, f, limit)
+    elif liked(topic):
+        res = similar_list(retriever, liked(topic), f, limit or SIMILAR)
+    else:
+        res = list_papers(retriever, topic, f, limit=limit, check_coverage=check_coverage)
+    res.detected = detected
+    return res
+
+
+SIMILAR = 20  # papers a `like:ID` topic lists
+
+
+def _said(p: Paper) -> str:
+    """The paper's first sentence stating its contribution, else its first: its line in a list that no topic
+    chose a sentence for."""
+    from rag.list_score import STATES
+
+    sents = [p.text[a:b] for a, b, _ in p.sentences] or [p.text]
+    return next((x for x in sents if STATES.search(x)), sents[0])
+
+
+def similar_list(retriever, paper_id: str, filters: Filters, k: int) -> PaperList:
+    """The `k` papers nearest to one (rag.similar), those matching `filters`; the score is the cosine."""
+    from rag.similar import similar
+
+    t0 = time.perf_counter()
+    if filters:
+        filters.validate(retriever.bm25().papers)
+    paper, near = similar(retriever, paper_id, k, filters)
+    listed = [Listed(p, _said(p), score) for p, score in near]
+    return PaperList(
+        f"like:{paper_id}",
+        filters,
+        listed,
+        len(listed),
+        time.perf_counter() - t0,
+        found=len(listed),
+        like=paper,
+    )
+
+
+def author_list(retriever, filters: Filters, limit: int | None = None) -> PaperList:
+    """Every indexed paper of the filter's author (and its decision and area, if set), best decision first,
+    each quoted by its first sentence stating the contribution (else its first)."""
+    from rag.authors import author_view
+
+    t0 = time.perf_counter()
+    papers = retriever.bm25().papers
+    filters.validate(papers)  # a name no paper has: the error says so
+    view = author_view(papers, filters.author)
+    rest = Filters(filters.decision, filters.area)
+    view.papers = [p for p in view.papers if rest.matches(p)]
+    listed = [Listed(p, _said(p), 1.0) for p in view.papers]
+    shown = listed[:limit] if limit else listed
+    return PaperList(
+        "",
+        filters,
+        shown,
+        candidates=len(papers),
+        seconds=time.perf_counter() - t0,
+        found=len(listed),
+        author=view,
+    )
 
 
 def candidates(retriever, topic: str, filters: Filters, depth: int | None = None) -> list[Hit]:
@@ -105,7 +236,7 @@ def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
     return features(
         hits,
         topic,
-        retriever.embedder.encode,
+        retriever.encode_query,
         lambda pid: mat[row[pid]] if pid in row else None,
         lexical.idf,
         s.lister_cos_weight,
@@ -137,6 +268,9 @@ def list_papers(
     f = filters or Filters()
     if f:
         f.validate(retriever.bm25().papers)  # a value no paper has: the error lists the valid ones
+    if not content_words(topic):  # "*", "the": nothing to look for, so no paper is about it
+        why = f"“{topic}” has no word to look for: no paper is listed. Give a topic, e.g. “diffusion models”."
+        return PaperList(topic, f, reason=why, seconds=time.perf_counter() - t0)
     # scored on the unfiltered pool, then filtered: a filter only removes papers, it never moves the bar
     # (a filtered pool made every signal relative to the best *matching* paper: off-topic orals listed)
     depth, seen, every = s.lister_candidates, -1, len(retriever.bm25().papers)
@@ -205,6 +339,32 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
     return best, max(s.lister_min_score, relative * top)
 
 
+_LIST = re.compile(r"\band\b|\bor\b|/|,", re.I)  # "weather forecasting and climate modeling": any of them
+
+
+def absent_part(topic: str, papers: list[Paper]) -> str | None:
+    """The first part of a combined topic ("X for Y", rag.list_score.topic_parts) that none of `papers`
+    names by any of its words (any form: plural, hyphenated or spaced, an acronym or its spelled-out
+    initials); None when every part is named by one of them. A part listing alternatives ("A and B") is
+    not checked: a paper on either covers it."""
+    from rag.list_score import topic_parts
+    from rag.names import mentions
+    from rag.text import WORD, flatten, stopwords
+
+    parts = topic_parts(topic)
+    if len(parts) < 2 or not papers:
+        return None
+    flats = [flatten(f"{p.title or ''} {p.text}") for p in papers]
+    for part in parts:
+        toks = [t.lower() for t in WORD.findall(part) if t.lower() not in stopwords() and len(t) > 1]
+        if not toks or _LIST.search(part):
+            continue
+        initials = "".join(t[0] for t in toks) if len(toks) >= 2 else None
+        if not any(any(mentions(f, t) for t in toks) or (initials and mentions(f, initials)) for f in flats):
+            return part
+    return None
+
+
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     """The words of the topic that no indexed abstract uses, else those that every one of the first
     `lister_cover_check` listed papers lacks (rag.gaps.missing_aspects, the chat's list rule); empty when each
@@ -225,12 +385,17 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     if unknown:  # a word no indexed abstract uses: no paper covers it, however close
         return unknown
     texts = [f"{p.title or ''} {p.text}" for p in top]
+    # a part of a combined topic that none of them names at all: "quantum cryptography for blockchains"
+    # over quantum papers that never say "blockchain"
+    lost = absent_part(topic, top)
+    if lost:
+        return [lost]
     # what missing_aspects can find lacking is within the words a text never uses: none shared, nothing to embed
     if not set.intersection(*(absent_words(described, t, known) for t in texts)):
         return []
 
     def encode(xs: list[str]) -> np.ndarray:
-        return np.asarray(retriever.embedder.encode(xs), dtype=np.float32)
+        return np.asarray(retriever.encode_query(xs), dtype=np.float32)  # as in every caller (float32)
 
     # its sentences and title stand for a paper, as in the chat's list rule; all five embedded in one batch
     parts = [[p.text[a:b] for a, b, _ in p.sentences] + [p.title or p.label] for p in top]

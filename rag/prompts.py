@@ -38,10 +38,7 @@ def typo_line(typed: str, meant: str) -> str:
     return f"No indexed abstract uses “{typed}”; some use “{meant}”, one typo away."
 
 
-def list_header(count: int) -> str:
-    if count == 0:
-        return "No retrieved paper matches all of it; the closest:"
-    return f"{count} of the retrieved papers match:" if count != 1 else "1 of the retrieved papers matches:"
+NO_LIST_HEADER = "No indexed paper is about all of it; the closest:"
 
 
 def no_list_line(topic: str, lacking: list[str]) -> str:

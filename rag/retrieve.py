@@ -39,6 +39,22 @@ class Retriever:
         self._lock = threading.Lock()
         # The default filter of every retrieve() (settings decision/area/author; a caller may reset it).
         self.filters = Filters.of(settings.decision, settings.area, settings.author)
+        self._float32 = None
+
+    def encode_query(self, texts: list[str]):
+        """Vectors of queries (a question, a topic and its parts): in float32 with rag.minilm when the
+        embedder is the packaged MiniLM, so the CLI, the page and the chat get the same vectors and the same
+        lists (the torch embedder computes in bfloat16 where the CPU has it: cosine 0.99998, enough to swap
+        a paper at a list's bar); milliseconds for a short text. Another embedder encodes its own."""
+        from rag.embedder import EMBEDDER_NAME, Embedder
+
+        if not isinstance(self.embedder, Embedder) or self.embedder.name != EMBEDDER_NAME:
+            return self.embedder.encode(texts)
+        if self._float32 is None:
+            from rag.minilm import QueryEmbedder
+
+            self._float32 = QueryEmbedder(self.settings)
+        return self._float32.encode(texts)
 
     def bm25(self) -> BM25Side:
         # Ingests through this process bump index.writes (free to read); another process's ingest
@@ -106,7 +122,7 @@ class Retriever:
         cosine: dict[str, float] = {}
         moved: set[str] = set()  # papers with chunks newer than the snapshot: read them from the store
         if mode in ("dense", "hybrid"):
-            vec = self.embedder.encode([query])[0]
+            vec = self.encode_query([query])[0]
             # Filtered by paper id: works for chunks written before any filter metadata existed
             # (Chroma: ~0.1 s for 9,000 ids over 30,000 chunks, measured).
             where = {"paper_id": {"$in": sorted(allowed)}} if allowed is not None else None

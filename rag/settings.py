@@ -259,24 +259,13 @@ class GroundingSettings(BaseModel):
     evidence_per_paper: int = D(3, "Evidence: best sentences kept per paper (plus a needed neighbour).")
     evidence_share: float = D(0.7, "Evidence: a paper's sentences within this share of its best sentence.")
     list_candidates: int = D(12, "List answers: papers retrieved before the evidence bar.")
-    list_min_score: float = D(
-        0.4, "List answers over a small index: a paper's best sentence must score this."
-    )
-    list_cut: float = D(0.75, "List answers over a small index: papers within this share of the best.")
-    list_min_cover: float = D(
-        0.5, "List answers over a small index: a paper's words must hold this share of the topic's (idf)."
-    )
     list_aspect_gain: float = D(
         0.06,
         "Lister: a paper lacks part of a topic when the words of the topic it never uses pull the topic "
         "away from it by this much cosine (rag.gaps.missing_aspects).",
     )
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
-    list_lister_min_papers: int = D(
-        1000,
-        "List answers asking for papers: from this many indexed papers on, the lister (`rag list`) finds them "
-        "all; the answer gives the count and the first list_max.",
-    )
+    list_closest: int = D(3, "List answers that find no paper on every part of the topic: the closest shown.")
     max_question_chars: int = D(4000, "Longest question accepted.")
 
 

@@ -78,10 +78,15 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def stem(w: str) -> str:
-    """Lowercased Snowball stem; a token with a digit is kept as written ("l0", "7b")."""
+    """Lowercased Snowball stem; a token with a digit is kept as written ("l0", "7b"). Cached: a list stems
+    the words of some 400 abstracts, most of them many times (0.5 s of a cold `rag list` uncached)."""
     w = w.lower()
-    return w if any(c.isdigit() for c in w) else _stemmer().stemWord(w)
+    return w if _DIGIT.search(w) else _stemmer().stemWord(w)
+
+
+_DIGIT = re.compile(r"\d")
 
 
 def content_words(text: str) -> set[str]:

@@ -1,5 +1,5 @@
-"""List-shaped answers (rag/list_answer.py). Over a large index they come from the lister: a count, the
-first `list_max`, and citations that are verifiable (quote = the abstract at its offsets)."""
+"""List-shaped answers (rag/list_answer.py) come from the lister: a count, the first `list_max`, and
+citations that are verifiable (quote = the abstract at its offsets)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def _engine(data_dir, embedder, **kw):
     return Engine(make_settings(data_dir, **kw), embedder=embedder, llm=FakeLLM())
 
 
-def test_large_index_list_answer_uses_the_lister(sample_data_dir, embedder):
-    eng = _engine(sample_data_dir, embedder, list_lister_min_papers=100, list_max=5)
+def test_a_list_answer_uses_the_lister(sample_data_dir, embedder):
+    eng = _engine(sample_data_dir, embedder, list_max=5)
     ans = final_answer(eng.stream(QUESTION))
     assert not ans.refused and ans.shape == "list"
     assert ans.listed is not None and ans.listed >= len(ans.citations) > 0
@@ -30,17 +30,12 @@ def test_large_index_list_answer_uses_the_lister(sample_data_dir, embedder):
     assert ans.to_json()["listed"] == ans.listed
 
 
-def test_large_index_list_answer_keeps_the_request_filters(sample_data_dir, embedder):
+def test_a_list_answer_keeps_the_request_filters(sample_data_dir, embedder):
     from rag.filters import Filters
 
-    eng = _engine(sample_data_dir, embedder, list_lister_min_papers=100)
+    eng = _engine(sample_data_dir, embedder)
     ans = final_answer(eng.stream(QUESTION, filters=Filters.of("oral")))
     assert ans.listed and all(h.paper.decision == "Accept (Oral)" for h in ans.retrieved)
-
-
-def test_small_index_list_answer_is_unchanged(sample_data_dir, embedder):
-    ans = final_answer(_engine(sample_data_dir, embedder).stream(QUESTION))
-    assert ans.listed is None
 
 
 def test_a_paper_described_in_part_is_named_with_what_it_lacks(seed_engine, fake_llm):

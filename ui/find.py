@@ -1,5 +1,5 @@
-"""Find papers: a topic and filters -> every matching paper (`rag.lister.list_papers`) as a paged
-table, counts by decision and by area as small bar charts (HTML tables, so the numbers are the text
+"""Find papers: a topic and filters -> every matching paper (`rag.lister.find`, the lister `rag list` and
+the chat call) as a paged table; an author and no topic -> the author's papers and co-authors; counts by decision and by area as small bar charts (HTML tables, so the numbers are the text
 alternative), the applied filters as removable chips, and CSV / Markdown / BibTeX exports.
 
 Everything taken from the corpus passes `esc()`; the only links are OpenReview URLs that pass
@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from dataclasses import dataclass, field
 
 from rag import export
 from rag.errors import UserError
-from rag.filters import Filters, filters_from_question
-from rag.lister import PaperList, list_papers
+from rag.filters import Filters
+from rag.lister import FIELDS, PaperList, read_topic
+from rag.lister import find as list_topic
 from rag.prompts import AT_LEAST
+from rag.similar import like_topic
 from rag.text import retyped
 from ui.safe_html import esc, retry_link, safe_url
 
 ANY = "any"
 DECISIONS = [ANY, "oral", "spotlight", "poster", "accepted", "rejected", "withdrawn", "desk_rejected"]
-FIELDS = ("decision", "area", "author")
 CHART_AREAS = 8  # bars in the area chart; the rest are summed as "other areas"
 QUOTE_CHARS = 320
+COAUTHORS = 30  # co-authors named in an author's view; the rest are counted
 
 
 def filters_of(decision: str | None, area: str | None, author: str | None) -> Filters:
@@ -33,22 +34,6 @@ def filters_of(decision: str | None, area: str | None, author: str | None) -> Fi
     return Filters.of(
         None if decision in (None, ANY) else decision, None if area in (None, ANY) else area, author
     )
-
-
-def with_detected(topic: str, filters: Filters) -> tuple[str, Filters, tuple[str, ...]]:
-    """A decision or author named in the topic ("orals about diffusion", "papers by NAME") that no
-    control sets becomes a filter: (topic without those words, filters, names of the fields taken)."""
-    found, cleaned = filters_from_question(topic)
-    taken = tuple(k for k in ("decision", "author") if getattr(found, k) and not getattr(filters, k))
-    if not taken:
-        return topic, filters, ()
-    cleaned = re.sub(
-        r"^(?:papers?|submissions?|works?)\s+(?:about|on|in|for|using|with)\s+", "", cleaned, flags=re.I
-    )
-    merged = Filters(
-        *(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS)  # type: ignore[arg-type]
-    )
-    return cleaned, merged, taken
 
 
 @dataclass
@@ -72,14 +57,14 @@ def find(
 ) -> Found:
     """Run the lister; a filter value that matches nothing comes back as `error` (the UserError text).
     `check=False`: the topic's coverage was checked already (the chat's "See all N")."""
-    topic = " ".join((topic or "").split())
-    topic, f, detected = with_detected(topic, filters_of(decision, area, author))
-    out = Found(topic=topic, filters=f, detected=detected)
-    if not topic:
-        out.error = "Type a topic first, e.g. “diffusion models for protein design”."
+    given = filters_of(decision, area, author)
+    read, f, detected = read_topic(topic, given)  # what the lister reads, shown even on an error
+    out = Found(topic=read, filters=f, detected=detected)
+    if not read and not f.author:
+        out.error = "Type a topic or an author first, e.g. “diffusion models for protein design”."
         return out
-    try:
-        out.result = list_papers(retriever, topic, f, check_coverage=check)
+    try:  # exactly `rag list`'s call: the topic as typed and the controls' filters
+        out.result = list_topic(retriever, topic, given, check_coverage=check)
     except UserError as e:
         out.error = str(e)
     return out
@@ -105,20 +90,26 @@ def render_summary(found: Found | None) -> str:
     if found.error:
         return f'<div class="find-error" role="alert">{esc(found.error)}</div>'
     res = found.result
+    if res.author is not None:
+        return render_author(res)
     plain = f" ({found.filters.describe()})" if found.filters else ""
     what = esc(plain)
     n = len(res.papers)
-    if not n and res.lacking:
+    if res.like is not None:
+        many = f"{n:,} {'paper' if n == 1 else 'papers'}"
+        return (
+            f'<div class="find-note" role="status"><strong>{many}</strong> nearest to “{esc(res.like.label)}”'
+            f"{what}, nearest first (cosine of their abstracts' vectors).</div>"
+        )
+    if not n and (res.lacking or res.reason):
         note = f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
         if res.suggested:  # one click finds the topic with the typo mended
             link = retry_link(retyped(res.topic, res.suggested), "#find-topic textarea", "find-btn")
             note += f'<div class="retry">Find instead: {link}</div>'
         return note
     if not n:
-        return (
-            f'<div class="find-note" role="status">No indexed paper on “{esc(res.topic)}”{what} clears the '
-            "relevance bar. Try broader words, or remove a filter.</div>"
-        )
+        return f'<div class="find-note" role="status">{esc(res.why_empty(plain))}</div>'
+
     many = f"{n:,} {'paper' if n == 1 else 'papers'}" if res.complete else f"At least {n:,} papers"
     more = "" if res.complete else f" {esc(AT_LEAST)}"
     return (
@@ -127,10 +118,54 @@ def render_summary(found: Found | None) -> str:
     )
 
 
+def render_author(res: PaperList) -> str:
+    """An author's view: how many papers, which names in the corpus matched, and the co-authors."""
+    view = res.author
+    n = len(res.papers)
+    rest = Filters(res.filters.decision, res.filters.area)
+    also = f" ({rest.describe()})" if rest else ""
+    head = (
+        f'<div class="find-note" role="status"><strong>{n:,} {"paper" if n == 1 else "papers"}</strong> by an '
+        f"author matching “{esc(view.name)}”{esc(also)}, best decision first."
+    )
+    if view.matched:
+        head += f" Names matched: {esc(', '.join(view.matched))}."
+    head += "</div>"
+    if not view.coauthors:
+        return head
+    shown = view.coauthors[:COAUTHORS]
+    more = len(view.coauthors) - len(shown)
+    items = "".join(f'<li>{esc(name)} <span class="count">({k})</span></li>' for name, k in shown)
+    tail = f"<li>and {more:,} more</li>" if more > 0 else ""
+    return (
+        head
+        + f'<details class="coauthors" open><summary>Co-authors in the conference ({len(view.coauthors):,})'
+        f'</summary><ul class="coauthor-list">{items}{tail}</ul></details>'
+    )
+
+
+def like_link(paper) -> str:
+    """ "More like this": Find papers lists the paper's nearest papers (the lister's `like:ID` topic), its tab
+    brought forward first (ui/static/app.js, as the retry links)."""
+    return (
+        f'<a class="retry-link like-link" role="button" href="#" data-q="{esc(like_topic(paper.paper_id))}" '
+        'data-box="#find-topic textarea" data-send="find-btn" data-tab="tab-find-button">'
+        f'More like this<span class="sr-only-live">: papers nearest to “{esc(paper.label)}”</span></a>'
+    )
+
+
+def _authors_cell(p) -> str:
+    names = [a for a in (p.authors or []) if a and a.strip()]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    note = f' <span class="authors-order">({export.ALPHABETICAL})</span>' if export.alphabetical(p) else ""
+    return esc(shown) + note
+
+
 def render_table(found: Found | None, page_size: int) -> str:
     if found is None or found.error or not found.result or not found.result.papers:
         return ""
     rows = found.result.papers
+    ranked = found.result.author is None  # an author's papers have no score
     pages = found.pages(page_size)
     page = min(max(0, found.page), pages - 1)
     first = page * page_size
@@ -144,12 +179,12 @@ def render_table(found: Found | None, page_size: int) -> str:
                 f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{title}'
                 '<span class="sr-only-live"> (OpenReview, opens in a new tab)</span></a>'
             )
-        names = [a for a in (p.authors or []) if a and a.strip()]
-        authors = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        score = f"{x.score:.2f}" if ranked else ""
         body.append(
-            f'<tr><td class="n">{i}</td><td class="title">{title}</td><td>{esc(p.decision or "")}</td>'
-            f"<td>{esc(html.unescape(p.primary_area or ''))}</td><td>{esc(authors)}</td>"
-            f'<td class="quote">“{esc(_short(x.quote, QUOTE_CHARS))}”</td><td class="score">{x.score:.2f}</td></tr>'
+            f'<tr><td class="n">{i}</td><td class="title">{title}<div class="like">{like_link(p)}</div></td>'
+            f"<td>{esc(p.decision or '')}</td>"
+            f"<td>{esc(html.unescape(p.primary_area or ''))}</td><td>{_authors_cell(p)}</td>"
+            f'<td class="quote">“{esc(_short(x.quote, QUOTE_CHARS))}”</td><td class="score">{score}</td></tr>'
         )
     last = min(first + page_size, len(rows))
     return (
@@ -223,5 +258,4 @@ def export_text(found: Found | None, kind: str) -> str:
         return export.to_csv(items)
     if kind == "bib":
         return export.to_bibtex(items)
-    what = f" ({found.filters.describe()})" if found.filters else ""
-    return export.to_markdown(items, heading=f"ICLR 2025 papers on {found.result.topic}{what}")
+    return export.to_markdown(items, heading=found.result.heading())

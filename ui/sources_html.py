@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.export import cited_paper, retrieved_papers
+from rag.export import ALPHABETICAL, alphabetical, cited_paper, retrieved_papers
 from rag.types import Citation, Hit, Paper
 from ui.answer_text import refusal_text
+from ui.find import like_link
 from ui.safe_html import citation_spans, esc, highlight, safe_url
 from ui.session import Turn
 
@@ -26,7 +27,8 @@ def _authors(paper: Paper) -> str:
     shown = ", ".join(names[:MAX_AUTHORS]) + (
         f" and {len(names) - MAX_AUTHORS} more" if len(names) > MAX_AUTHORS else ""
     )
-    return f'<span class="authors">{esc(shown)}</span>'
+    note = f' <span class="authors-order">({ALPHABETICAL})</span>' if alphabetical(paper) else ""
+    return f'<span class="authors">{esc(shown)}{note}</span>'
 
 
 def _paper_meta(paper: Paper, score: float | None, show_scores: bool) -> str:
@@ -41,6 +43,7 @@ def _paper_meta(paper: Paper, score: float | None, show_scores: bool) -> str:
         )
     if show_scores and score is not None:
         bits.append(f'<span class="score" title="retrieval score">retrieval score {score:.3f}</span>')
+    bits.append(like_link(paper))
     return f'<div class="meta">{"".join(bits)}</div>' if bits else ""
 
 

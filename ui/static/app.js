@@ -55,12 +55,17 @@
     var retry = t.closest('a.retry-link[data-q]');
     if (retry) {
       // ask the mended question or topic: put it in its box (Gradio reads the input event) and send it
-      var box = document.querySelector(retry.getAttribute('data-box'));
-      var send = document.getElementById(retry.getAttribute('data-send'));
-      if (!box || !send || send.disabled) return true;
-      box.value = retry.getAttribute('data-q');
-      box.dispatchEvent(new Event('input', { bubbles: true }));
-      setTimeout(function () { send.click(); }, 0);
+      // a link into another tab ("More like this" on a chat source card) brings that tab forward first
+      var tab = retry.getAttribute('data-tab') && document.getElementById(retry.getAttribute('data-tab'));
+      if (tab && tab.getAttribute('aria-selected') !== 'true') tab.click();
+      setTimeout(function () {
+        var box = document.querySelector(retry.getAttribute('data-box'));
+        var send = document.getElementById(retry.getAttribute('data-send'));
+        if (!box || !send || send.disabled) return;
+        box.value = retry.getAttribute('data-q');
+        box.dispatchEvent(new Event('input', { bubbles: true }));
+        setTimeout(function () { send.click(); }, 0);
+      }, tab ? 60 : 0);
       return true;
     }
     var rel = t.closest('a.related-link[data-rel]');

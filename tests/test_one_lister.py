@@ -1,0 +1,88 @@
+"""One lister: Find papers and `rag list` call rag.lister.find with the same topic and filters, so they give
+the same list and count (300 real conference abstracts). `rag list` runs on the numpy embedder (rag.minilm)
+and Find on the engine's sentence-transformers one: queries are encoded by rag.minilm for both
+(Retriever.encode_query), so the lists are the same to the last digit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from iclr_rag.cli import app
+from rag.minilm import QueryEmbedder
+from rag.settings import Settings
+from ui import find
+
+CASES = [
+    ("reinforcement learning", {}),
+    ("language models", {"decision": "accepted"}),
+    ("orals about image generation", {}),  # the decision read from the topic, by both
+    ("graph learning", {"decision": "rejected"}),
+    ("optimization", {"area": "optimization"}),
+    ("*", {}),  # nothing to look for: both empty
+]
+
+
+@pytest.mark.parametrize(("topic", "filters"), CASES)
+def test_find_and_rag_list_give_the_same_list(sample_retriever, sample_data_dir, topic, filters):
+    flags = [x for k, v in filters.items() for x in (f"--{k}", v)]
+    r = CliRunner().invoke(app, ["list", topic, "--json", "--data-dir", str(sample_data_dir), *flags])
+    assert r.exit_code == 0, r.output
+    cli = json.loads(r.stdout)
+    found = find.find(
+        sample_retriever, topic, filters.get("decision", find.ANY), filters.get("area", find.ANY), ""
+    )
+    assert found.error is None
+    listed = found.result.to_json()
+    assert cli["count"] == listed["count"] and cli["filters"] == listed["filters"]
+    assert [(p["paper_id"], p["score"]) for p in cli["papers"]] == [
+        (p["paper_id"], p["score"]) for p in listed["papers"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "topic", "filters"),
+    [
+        ("Which papers are about reinforcement learning?", "reinforcement learning", {}),
+        ("Which orals are about image generation?", "image generation", {"decision": "oral"}),
+        ("List the accepted papers on language models", "language models", {"decision": "accepted"}),
+    ],
+)
+def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, topic, filters):
+    """The chat's list answer counts the papers Find lists for its topic and filters, first ones the same."""
+    from rag.answer import Engine
+    from tests.conftest import FakeLLM
+
+    eng = Engine(Settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
+    ans = eng.ask(question)
+    found = find.find(eng.retriever, topic, filters.get("decision", find.ANY), find.ANY, "")
+    listed = found.result.to_json()["papers"]
+    assert ans.shape == "list" and ans.listed == len(listed) > 0
+    assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == [
+        p["paper_id"] for p in listed[: eng.settings.list_max]
+    ]
+
+
+def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sample_data_dir):
+    found = find.find(sample_retriever, "*", find.ANY, find.ANY, "")
+    assert found.result.papers == [] and "no word to look for" in find.render_summary(found)
+    r = CliRunner().invoke(app, ["list", "*", "--data-dir", str(sample_data_dir)])
+    assert r.exit_code == 0 and "no word to look for" in r.output
+
+
+def test_the_numpy_embedder_gives_the_packaged_models_vectors():
+    from rag.embedder import get_embedder
+
+    embedder = get_embedder(Settings(embed_dtype="float32"))
+    texts = [
+        "reinforcement learning",
+        "Schölkopf's kernel two-sample tests",
+        "We propose a diffusion model that conditions on chord progressions. " * 12,  # past 128 wordpieces
+    ]
+    ours = QueryEmbedder(Settings()).encode(texts)
+    theirs = np.asarray(embedder.encode(texts), dtype=np.float32)
+    assert ours.shape == theirs.shape
+    assert np.min(np.sum(ours * theirs, axis=1)) > 0.99999
