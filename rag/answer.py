@@ -25,7 +25,7 @@ from rag.reading import Reader, Reading
 from rag.reply import Reply
 from rag.retrieve import Retriever
 from rag.settings import Mode, Settings
-from rag.text import retyped
+from rag.text import content_words, retyped
 from rag.types import Answer, Caveat, Hit, Retrieved, Sentence, final_answer
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
@@ -185,7 +185,8 @@ class Engine:
         if reading.over:
             yield from tables.per_paper(self, reading, evset, outcome, done)
             return
-        if outcome.refused and not reading.entry:
+        by_author = reading.shape == "list" and reading.filters.author and not content_words(reading.topic)
+        if outcome.refused and not reading.entry and not by_author:  # an author's papers need no topic
             yield done.refusal(outcome.refused, outcome.caveats, outcome.signals)
             return
         if reading.shape == "list":

@@ -248,6 +248,11 @@ _STOP = (
 _WORD = r"[\w][\w.'\-]*"
 _NAME = rf"(?!{_STOP}){_WORD}(?:\s+(?!{_STOP}){_WORD}){{0,3}}"
 _BY = re.compile(rf"(?:\b({_SPAN})\s+|\b(?:written|authored|co-authored)\s+)(?:by|from)\s+({_NAME})", re.I)
+# "what papers did NAME publish", "which work has NAME written"
+_DID = re.compile(
+    rf"\b({_SPAN})\s+(?:did|has|have|had)\s+({_NAME})\s+(?:publish|write|wrote|written|author|co-author|submit)\w*",
+    re.I,
+)
 _POSSESSIVE = re.compile(rf"\b([A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*){{0,3}})['’]s\s+((?:\w+\s+)?{_SPAN})\b")
 _NOT_NAMES = {"iclr", "the", "this", "these", "what", "which", "how", "my", "our", "their", "all", "any"}
 
@@ -272,7 +277,7 @@ def filters_from_question(question: str) -> tuple[Filters, str]:
             repl = "" if re.search(rf"\b{_SPAN}$", before, re.I) else "papers"
             cleaned = f"{before} {repl} {cleaned[m.end() :].lstrip()}"
             break
-    m = _BY.search(cleaned)
+    m = _BY.search(cleaned) or _DID.search(cleaned)
     if m and m.group(2).split()[0].lower() not in _NOT_NAMES:
         author = m.group(2).strip(" .'")
         cleaned = f"{cleaned[: m.start()]} {m.group(1) or ''} {cleaned[m.end() :]}"

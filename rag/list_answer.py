@@ -32,7 +32,8 @@ def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> 
 def _listed(res, reading, outcome: Outcome, done, limit: int) -> Iterator:
     """The lister's list: how many match, and the first `limit` quoted."""
     first = res.papers[:limit]
-    header = prompts.count_header(len(res.papers), len(first), res.complete)
+    author = res.author.name if res.author is not None else None
+    header = prompts.count_header(len(res.papers), len(first), res.complete, author)
     hits = [Hit(x.paper, x.score) for x in first]
     sentences = []
     for n, x in enumerate(first, start=1):

@@ -127,13 +127,19 @@ def read_topic(topic: str, filters: Filters | None = None) -> tuple[str, Filters
     filters = filters or Filters()
     found, cleaned = filters_from_question(topic)
     taken = tuple(k for k in ("decision", "author") if getattr(found, k) and not getattr(filters, k))
+    merged = _merged(found, filters, taken) if taken else filters
+    if merged.author and not content_words(cleaned if taken else topic):  # "papers by NAME": no topic
+        return "", merged, taken
     if not taken:
         return topic, filters, ()
     cleaned = re.sub(
         r"^(?:papers?|submissions?|works?)\s*(?:(?:about|on|in|for|using|with)\s+|$)", "", cleaned, flags=re.I
     )
-    merged = Filters(*(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS))
-    return cleaned.strip(), merged, taken
+    return cleaned.strip(), _merged(found, filters, taken), taken
+
+
+def _merged(found: Filters, filters: Filters, taken) -> Filters:
+    return Filters(*(getattr(found, k) if k in taken else getattr(filters, k) for k in FIELDS))
 
 
 def find(

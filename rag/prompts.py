@@ -53,9 +53,12 @@ AT_LEAST = (
 )
 
 
-def count_header(found: int, shown: int, complete: bool = True) -> str:
-    """The lister's answer over a large index: how many papers match (`complete=False`: at least that many,
-    the list stopped at its deepest pool), and how many are quoted."""
+def count_header(found: int, shown: int, complete: bool = True, author: str | None = None) -> str:
+    """The lister's answer: how many papers match (`complete=False`: at least that many, the list stopped
+    at its deepest pool), and how many are quoted; an author's papers say whose they are."""
+    if author:
+        many = f"{found} indexed {'paper' if found == 1 else 'papers'} by an author matching “{author}”"
+        return f"{many}; the first {shown}:" if found > shown else f"{many}:"
     many = "1 indexed paper matches" if found == 1 else f"{found} indexed papers match"
     many = many if complete else f"At least {many}"
     return f"{many}; the {shown} closest:" if found > shown else f"{many}:"

@@ -396,6 +396,8 @@ class Reader:
         key = (*key, filters.describe())
         base, how, gain = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
         kind, many = shape(asked)
+        if filters.author and not content_words(topic(asked)):  # "papers by NAME": that author's papers
+            kind, many = "list", True
         return Reading(
             asked=asked,
             query=f"{asked} ({base})" if base else asked,

@@ -86,3 +86,21 @@ def test_the_numpy_embedder_gives_the_packaged_models_vectors():
     theirs = np.asarray(embedder.encode(texts), dtype=np.float32)
     assert ours.shape == theirs.shape
     assert np.min(np.sum(ours * theirs, axis=1)) > 0.99999
+
+
+@pytest.mark.parametrize("frame", ["What papers did {} publish?", "Papers by {}"])
+def test_an_author_is_a_question_in_the_chat(sample_data_dir, sample_papers, embedder, frame):
+    """An author and no topic: every paper of theirs, counted as `rag list --author` counts them."""
+    from collections import Counter
+
+    from rag.answer import Engine
+    from tests.conftest import FakeLLM
+
+    name, n = Counter(a for p in sample_papers for a in p.authors or ()).most_common(1)[0]
+    eng = Engine(Settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
+    ans = eng.ask(frame.format(name))
+    assert not ans.refused and ans.shape == "list" and ans.listed >= n
+    assert ans.answer.startswith(f"{ans.listed} indexed papers by an author matching “{name}”")
+    r = CliRunner().invoke(app, ["list", "--author", name, "--json", "--data-dir", str(sample_data_dir)])
+    assert json.loads(r.stdout)["count"] == ans.listed
+    assert all(name in h.paper.authors for h in ans.retrieved) or ans.listed > n
