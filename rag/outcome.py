@@ -310,4 +310,21 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
     if not hits or sig["p_nothing"] >= s.refuse_bar:
         return Outcome(NOTHING_RELEVANT, caveats, answered, allowed, sig)
     caveats += [pa.caveat for pa in answered if pa.caveat]
+    if reading.left:  # "does it also …" about what the paper followed never mentions
+        paper, lacks = reading.left
+        runs: list[list[str]] = [[]]  # the words it lacks as typed, neighbours kept together
+        for w in WORD.findall(reading.asked):
+            if stem(w) in lacks:
+                runs[-1].append(w)
+            elif runs[-1]:
+                runs.append([])
+        said = ", ".join(f"“{' '.join(r)}”" for r in runs if r) or "this"
+        caveats.insert(
+            0,
+            Caveat(
+                "not_in_followed",
+                f"The abstract of {paper.label} never mentions {said}; "
+                "this answer is from the abstracts that do.",
+            ),
+        )
     return Outcome(None, caveats, answered, allowed, sig)

@@ -106,6 +106,8 @@ class Reading:
     filters: Filters = field(default_factory=Filters)
     topic: str = ""  # what listed or summarized papers must be about
     gain: float | None = None  # the retrieval check's rare-word margin, when it ran
+    # words that lean on the chat but read alone: (the paper the chat was on, the stems it lacks)
+    left: tuple = ()
     entry: str | None = None  # "the second one" after a list: that listed paper's id
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
@@ -394,7 +396,7 @@ class Reader:
         turns = user_turns(history)
         hits: dict[str, list[Hit]] = {}
         key = (*key, filters.describe())
-        base, how, gain = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
+        base, how, gain, left = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
         kind, many = shape(asked)
         if filters.author and not content_words(topic(asked)):  # "papers by NAME": that author's papers
             kind, many = "list", True
@@ -410,18 +412,20 @@ class Reader:
             filters=filters,
             topic=topic(asked),
             gain=gain,
+            left=left,
             hits=hits,
         )
 
     def query_of(self, text: str, turns: list[str], retrieve: Retrieve, key: tuple) -> str:
         """The standalone query of an earlier turn (itself read in its chat)."""
-        base, _, _ = self._lean(text, turns, retrieve, key, {})
+        base, *_ = self._lean(text, turns, retrieve, key, {})
         return f"{text} ({base})" if base else text
 
-    def _lean(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None]:
-        """(the standalone query of the turn leaned on or None, how it was read, the word gain)."""
+    def _lean(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None, tuple]:
+        """(the standalone query of the turn leaned on or None, how it was read, the word gain, and for
+        words that lean but are read alone: the paper the chat was on and the words it lacks)."""
         if not turns:
-            return None, "alone", None
+            return None, "alone", None, ()
         ck = (asked, tuple(turns), key)
         if ck in self._cache and not hits:
             self._cache.move_to_end(ck)
@@ -432,25 +436,27 @@ class Reader:
             self._cache.popitem(last=False)
         return out
 
-    def _decide(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None]:
+    def _decide(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None, tuple]:
         s = self.settings
         back = pointer(asked, turns)
         if back is not None:
-            return self.query_of(turns[back], turns[:back], retrieve, key), "points back", None
+            return self.query_of(turns[back], turns[:back], retrieve, key), "points back", None, ()
         if states_switch(asked):
-            return None, "stated switch", None
+            return None, "stated switch", None, ()
         base = self.query_of(turns[-1], turns[:-1], retrieve, key)
         said = leans(asked)
         follow = f"{asked} ({base})"
         if not s.condense_check:
-            return (base, "follow-up", None) if said else (None, "alone", None)
+            return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         hits[asked], hits[follow] = retrieve(asked), retrieve(follow)
         a, f = hits[asked], hits[follow]
         if not a or not f or a[0].paper.paper_id == f[0].paper.paper_id:
-            return (base, "follow-up", None) if said else (None, "alone", None)
+            return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
         if gain >= s.switch_min_gain and n >= s.switch_min_words:
-            return None, "alone", gain
+            # read alone; words that lean ("does it also …") are told that the paper followed lacks these
+            lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
+            return None, "alone", gain, (f[0].paper, tuple(lacks)) if said else ()
         if gain <= -s.follow_min_gain:
-            return base, "follow-up", gain
-        return (base, "follow-up", gain) if said else (None, "alone", gain)
+            return base, "follow-up", gain, ()
+        return (base, "follow-up", gain, ()) if said else (None, "alone", gain, ())

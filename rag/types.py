@@ -113,7 +113,8 @@ class Table:
 @dataclass
 class Caveat:
     """A part of the question the evidence does not cover, said in one plain line. `code`: term_absent,
-    no_number, not_stated, partial_match (what was asked is missing), typo, language (how it was read)."""
+    no_number, not_stated, partial_match, not_in_followed (what was asked is missing), typo, language (how
+    it was read)."""
 
     code: str
     text: str
@@ -125,7 +126,7 @@ class Caveat:
         return self.code in MISSING_CODES
 
 
-MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
+MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match", "not_in_followed"})
 
 
 @dataclass

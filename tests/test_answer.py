@@ -261,3 +261,13 @@ def test_a_word_the_conference_writes_is_no_typo_in_a_small_index(seed_engine):
     lexical = seed_engine.retriever.bm25()
     assert lexical.spelling.guess("samplers") == "samples"  # the small index alone would guess
     assert lexical.typos(["samplers", "taken"]) == {}
+
+
+def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lacks(seed_engine):
+    first = seed_engine.ask("What does EvoGen do?")
+    ans = seed_engine.ask("Does it also work for vehicle routing problems?", first.as_turns())
+    assert not ans.refused and ans.leaned_on is None
+    (c,) = [c for c in ans.caveats if c.code == "not_in_followed"]
+    assert c.missing and "“vehicle routing problems”" in c.text
+    assert first.citations[0].title in c.text
+    assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
