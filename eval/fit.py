@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-REFUSE = ("relevance", "cosine", "cover", "named")
+REFUSE = ("relevance", "cosine", "cover")
 CAVEAT = ("cover", "thing", "score", "missing", "elsewhere", "no_number", "which", "aspect")
 MISSING = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 

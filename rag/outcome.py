@@ -284,10 +284,7 @@ def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> di
     words = asked_words(reading.query, reading.terms) | content_words(" ".join(reading.terms))
     cover = max((idf_cover(words, h.paper.words, idf) for h in hits), default=0.0)
     cos = max((h.cosine for h in hits if h.cosine is not None), default=0.0)
-    names = [t for t in reading.terms if not field_word(t) and not t[:1].isdigit()]
-    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
-    named = sum(any(mentions(x, t) for x in texts) for t in names) / len(names) if names else 1.0
-    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover, "named": named}
+    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover}
 
 
 def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, s) -> Outcome:
@@ -305,7 +302,8 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
                 pa.caveat.part = i
             answered.append(pa)
     sig = signals(reading, evset, idf, s.context_papers)
-    sig["relevance"] = max([sig["relevance"], *(pa.signals.get("match", 0.0) for pa in answered)])
+    # a many-part question is about the indexed papers when one of its parts is
+    sig["relevance"] = max([sig["relevance"], *(pa.signals.get("score", 0.0) for pa in answered)])
     sig["p_nothing"] = logistic(s.refuse_model, s.refuse_intercept, sig) if hits else 1.0
     if not hits or sig["p_nothing"] >= s.refuse_bar:
         return Outcome(NOTHING_RELEVANT, caveats, answered, allowed, sig)

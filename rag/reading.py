@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rag.filters import Filters, filters_from_question
 from rag.names import named_terms
-from rag.text import Idf, content_words, without_venue
+from rag.text import COURTESY, Idf, content_words, without_venue
 from rag.types import Hit, Paper
 
 # ------------------------------------------------------------------ lexicon
@@ -345,6 +345,15 @@ def word_gain(question: str, alone: Paper, follow: Paper, idf: Idf) -> tuple[flo
     return sum(idf(w) for w in only_a) - sum(idf(w) for w in only_f), len(only_a)
 
 
+def plain(text: str) -> str:
+    """The question without markup tags and courtesy words ("please", "thanks"): they match abstracts'
+    boilerplate ("Please visit our webpage"), not what is asked."""
+    out = re.sub(r"</?[A-Za-z][^<>]{0,200}>", " ", text)
+    out = re.sub(rf"\b(?:{'|'.join(sorted(COURTESY))})\b[,!.]?", " ", out, flags=re.I)
+    out = " ".join(out.split())
+    return out if content_words(out) else text
+
+
 Retrieve = Callable[[str, Filters], list[Hit]]  # (query, filters) -> hits
 
 
@@ -363,7 +372,7 @@ class Reader:
     def __call__(
         self, question: str, history: list[dict] | None, retrieve: Retrieve, *, filters=None, key: tuple = ()
     ) -> Reading:
-        asked = without_venue(question)
+        asked = plain(without_venue(question))
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = filters_from_question(asked)
         shown = listed(history)

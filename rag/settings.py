@@ -219,25 +219,37 @@ class GroundingSettings(BaseModel):
     )
     refuse_model: dict[str, tuple[float, float, float]] = D(
         {
-            "relevance": (0.45, 0.12, -1.5),
-            "cosine": (0.45, 0.12, -1.0),
-            "cover": (0.6, 0.25, -1.5),
-            "named": (0.8, 0.3, -1.0),
+            "relevance": (0.50305, 0.183, -0.24726),
+            "cosine": (0.56016, 0.13838, -0.31431),
+            "cover": (0.64565, 0.23045, -0.27445),
         },
         "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
         "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
-        "(`rag eval-fit`, eval/results/outcome-fit).",
+        "(`rag eval-fit` over the 18 question files; eval/results/outcome-fit). A name no abstract mentions "
+        "is a caveat, not a reason to refuse.",
     )
-    refuse_intercept: float = D(-3.0, "Nothing relevant: the logistic model's intercept.")
-    refuse_bar: float = D(0.5, "Refuse when the model's probability of nothing relevant reaches this.")
+    refuse_intercept: float = D(-0.08875, "Nothing relevant: the logistic model's intercept.")
+    refuse_bar: float = D(
+        0.75832, "Refuse when the model's probability of nothing relevant reaches this (`rag eval-fit`)."
+    )
     caveat_model: dict[str, tuple[float, float, float]] = D(
-        {"cover": (0.7, 0.25, -1.5), "score": (0.5, 0.12, -1.0), "no_number": (0.2, 0.4, 1.0)},
-        "A part not stated: feature -> (mean, sd, weight) over the rarity-weighted share of what the part asks "
-        "that its papers' words hold, and its best sentence's score (`rag eval-fit`).",
+        {
+            "cover": (0.6302, 0.29844, -0.06948),
+            "thing": (0.80439, 0.35202, -0.17229),
+            "score": (0.50659, 0.18192, -0.28607),
+            "missing": (7.40622, 6.90333, -0.2705),
+            "elsewhere": (2.28002, 3.99015, -0.0087),
+            "no_number": (0.07902, 0.26977, 0.31461),
+            "which": (0.21594, 0.41147, -0.41852),
+            "aspect": (0.04223, 0.20112, 0.50401),
+        },
+        "A part not stated: feature -> (mean, sd, weight) of a logistic model over a part's evidence "
+        "(rag.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
+        "sentence's score, the rarity of its words they miss, ...) (`rag eval-fit`).",
     )
-    caveat_intercept: float = D(-2.0, "A part not stated: the logistic model's intercept.")
+    caveat_intercept: float = D(-0.14998, "A part not stated: the logistic model's intercept.")
     caveat_bar: float = D(
-        0.5, "A part gets a caveat when the model's probability of not stated reaches this."
+        0.69563, "A part gets a caveat when the model's probability of not stated reaches this."
     )
     number_window: int = D(
         8, "A number answers a part when it stands within this many words of what is asked."

@@ -359,7 +359,9 @@ def test_refusal_and_unsupported_sentence_render(open_page):
         p.shot("ui-refusal.png")
 
 
-def test_a_leaning_question_on_another_papers_subject_says_the_followed_paper_lacks_it(open_page, seed_engine):
+def test_a_leaning_question_on_another_papers_subject_says_the_followed_paper_lacks_it(
+    open_page, seed_engine
+):
     # real retrieval over the seeds: the pronoun question asks the EvoGen paper about routing, which only
     # another paper mentions; it is answered from that paper, with a caveat naming EvoGen's paper and words
     with running_app(seed_engine) as (url, _):
