@@ -33,15 +33,16 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", _ANSI.sub("", text))
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def clean_question(text: str) -> str:
-    """Strip ANSI CSI/OSC escape sequences and C0/C1 control characters (newline and tab kept),
-    then NFC-normalize. `What does \\x1b[31mCelcomen do?` -> `What does Celcomen do?`."""
+    """Strip ANSI CSI/OSC escape sequences and C0/C1 control characters (newline and tab kept), replace
+    lone surrogates (no text can hold them) with U+FFFD, then NFC-normalize.
+    `What does \\x1b[31mCelcomen do?` -> `What does Celcomen do?`."""
     if not isinstance(text, str):
         return text
-    return unicodedata.normalize("NFC", strip_controls(text))
-
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+    return unicodedata.normalize("NFC", _SURROGATE.sub("\ufffd", strip_controls(text)))
 
 
 def validate_question(text: str, max_chars: int) -> str:

@@ -244,7 +244,7 @@ def answer_part(
     out.signals = x
     if logistic(s.caveat_model, s.caveat_intercept, x) >= s.caveat_bar:
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
-        what = part.number or " ".join(lacking(part.text, words, have)) or "what is asked"
+        what = part.number or lacking(part.text, words - have) or "what is asked"
         if reading.shape == "which":
             out.caveat = Caveat("partial_match", f"The closest abstract, “{label}”, does not mention {what}.")
         elif part.number:
@@ -266,16 +266,16 @@ def answer_part(
     return out
 
 
-def lacking(text: str, asked: set[str], have: set[str]) -> list[str]:
-    """The part's own words (as typed) that the papers lack, in the order typed."""
-    from rag.reading import words
-
-    out = []
-    for w in words(text):
-        st = stem(w)
-        if st in asked and st not in have and w not in out:
-            out.append(w)
-    return out
+def lacking(text: str, missing) -> str:
+    """The words of `text` whose stems are in `missing`, as typed, neighbours kept together and quoted:
+    "“vehicle routing problems”", "“membership inference attacks”, “image”"; "" when none."""
+    runs: list[list[str]] = [[]]
+    for w in WORD.findall(text):
+        if stem(w) in missing and w not in (x for r in runs for x in r):
+            runs[-1].append(w)
+        elif runs[-1]:
+            runs.append([])
+    return ", ".join(f"“{' '.join(r)}”" for r in runs if r)
 
 
 def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> dict[str, float]:
@@ -310,13 +310,7 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
     caveats += [pa.caveat for pa in answered if pa.caveat]
     if reading.left:  # "does it also …" about what the paper followed never mentions
         paper, lacks = reading.left
-        runs: list[list[str]] = [[]]  # the words it lacks as typed, neighbours kept together
-        for w in WORD.findall(reading.asked):
-            if stem(w) in lacks:
-                runs[-1].append(w)
-            elif runs[-1]:
-                runs.append([])
-        said = ", ".join(f"“{' '.join(r)}”" for r in runs if r) or "this"
+        said = lacking(reading.asked, set(lacks)) or "this"
         caveats.insert(
             0,
             Caveat(

@@ -85,3 +85,11 @@ def test_safe_markdown_text():
     assert "<" not in out and ">" not in out and "&lt;script&gt;" in out
     assert out.endswith("title")
     assert safe_markdown_text(None) == "" and safe_markdown_text("plain [1] text") == "plain [1] text"
+
+
+def test_a_lone_surrogate_from_the_page_becomes_a_replacement_character():
+    # the page and the raw API send text as is; a lone surrogate cannot be encoded anywhere downstream
+    from rag.hygiene import clean_question
+
+    q = clean_question("What does \udc00Celcomen do?")
+    assert q == "What does \ufffdCelcomen do?" and q.encode("utf-8")
