@@ -624,6 +624,28 @@ def test_math_is_typeset_offline(open_page):
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
+def test_one_letter_math_tex_commands_percent_and_emphasis_render(open_page):
+    """$k$, $\\sim$50\\%, 58.1\\% and *Proteina* as abstracts write them: typeset or shown plain, never raw."""
+    eng = FakeEngine(token_delay=0)
+    with running_app(eng) as (url, _):
+        p = open_page(url)
+        page = p.page
+        p.wait_ready()
+        p.ask("verbatim generalized smoothness federated local steps random reshuffling")
+        page.wait_for_selector("#sources .abstract .katex", timeout=T)
+        page.evaluate(
+            """() => { const d = document.createElement('div'); d.className = 'abstract'; d.id = 'probe';
+            d.textContent = 'We use $k$ heads, about $\\\\sim$50\\\\% faster, 58.1\\\\% accuracy with *Proteina*; it costs $5 and $10.';
+            document.querySelector('#sources').appendChild(d); }"""
+        )
+        page.wait_for_function("document.querySelectorAll('#probe .katex').length >= 2", timeout=T)
+        text = page.locator("#probe").inner_text()
+        assert "$k$" not in text and "\\%" not in text and "58.1%" in text and "*Proteina*" not in text
+        assert page.locator("#probe em").inner_text() == "Proteina"
+        assert "$5 and $10" in text  # prices stay text
+        assert not p.errors, p.errors
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_colour_scheme_applies_everywhere(open_as, scheme):
     """Item 5: the chat card, sources panel, cards and example buttons follow the scheme."""

@@ -133,13 +133,27 @@
   // Math: $…$ in answers and abstracts, typeset by the KaTeX that Gradio ships (same origin).
   // KaTeX escapes what it prints and, untrusted (the default), refuses \href, \url and \html*.
   var katex = null, katexLoading = false;
-  var MATH_RE = /(^|[^\\$])\$(?!\s)([^$\n]{1,300}?[^\s\\])\$(?![0-9$])/;
+  // $k$ (one letter) and $\sim$50 (a TeX command may touch a digit); "$5 and $10" stays text
+  var MATH_RE = /(^|[^\\$])\$(?:(\\[A-Za-z]+[^$\n]{0,300}?)\$|(?!\s)([^$\n]{0,300}?[^\s\\$])\$(?![0-9$]))/;
+  // what abstracts write in LaTeX or Markdown outside math: 58.1\% and *Proteina*
+  var EMPH_RE = /(^|[\s(])\*([A-Za-z][^*\n]{0,80}?[^\s*])\*(?=[\s.,;:)]|$)/;
   var MATH_SCOPE = '#chat .answer-text:not(.streaming), #sources .abstract, #sources .title';
   function loadKatex() {
     if (katex || katexLoading || !'__KATEX_JS__') return;
     katexLoading = true;
     import('__KATEX_JS__').then(function (m) { katex = m.default; renderMath(); })
       .catch(function () { katexLoading = false; });
+  }
+  function tidyNode(node) {  // 58.1\% -> 58.1%; *Proteina* -> <em>Proteina</em>
+    if (node.nodeValue.indexOf('\\%') >= 0) node.nodeValue = node.nodeValue.replace(/\\%/g, '%');
+    var m = EMPH_RE.exec(node.nodeValue);
+    if (!m) return;
+    var start = m.index + m[1].length, rest = node.splitText(start);
+    rest.nodeValue = rest.nodeValue.slice(m[0].length - m[1].length);
+    var em = document.createElement('em');
+    em.textContent = m[2];
+    node.parentNode.insertBefore(em, rest);
+    tidyNode(rest);
   }
   function renderNode(node) {
     var m = MATH_RE.exec(node.nodeValue);
@@ -148,12 +162,13 @@
     var span = document.createElement('span');
     span.className = 'math-tex';
     try {
-      katex.render(m[2], span, { throwOnError: false, trust: false, strict: 'ignore', maxExpand: 200, output: 'htmlAndMathml' });
+      katex.render(m[2] || m[3], span, { throwOnError: false, trust: false, strict: 'ignore', maxExpand: 200, output: 'htmlAndMathml' });
     } catch (e) { span.textContent = m[0].slice(m[1].length); }
     var rest = node.splitText(start);
     rest.nodeValue = rest.nodeValue.slice(end - start);
     node.parentNode.insertBefore(span, rest);
-    renderNode(rest);
+    if (!renderNode(rest)) tidyNode(rest);
+    tidyNode(node);
     return true;
   }
   function renderMath() {
@@ -161,12 +176,16 @@
     if (!roots.length) return;
     var nodes = [];
     roots.forEach(function (r) {
-      if (r.textContent.indexOf('$') < 0) return;
-      var w = document.createTreeWalker(r, NodeFilter.SHOW_TEXT);
+      var t = r.textContent;
+      if (t.indexOf('$') < 0 && t.indexOf('\\%') < 0 && t.indexOf('*') < 0) return;
+      var w = document.createTreeWalker(r, NodeFilter.SHOW_TEXT), tidy = [];
       while (w.nextNode()) {
         var n = w.currentNode;
-        if (n.nodeValue.indexOf('$') >= 0 && !(n.parentElement && n.parentElement.closest('.katex'))) nodes.push(n);
+        if (n.parentElement && n.parentElement.closest('.katex')) continue;
+        if (n.nodeValue.indexOf('$') >= 0) nodes.push(n);
+        else if (n.nodeValue.indexOf('\\%') >= 0 || n.nodeValue.indexOf('*') >= 0) tidy.push(n);
       }
+      tidy.forEach(tidyNode);
     });
     if (!nodes.length) return;
     if (!katex) { loadKatex(); return; }
