@@ -260,10 +260,6 @@ class GroundingSettings(BaseModel):
         "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score.",
     )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
-    per_paper_min: float = D(
-        0.35,
-        "A question asked of a list's papers: a paper's best sentence must score this, else 'not stated'.",
-    )
     compare_min: float = D(0.2, "Compare tables: a cell's sentence must score this against its column.")
     focus_broad_ratio: float = D(
         0.7, "A compare or list question may cite every source this close to the most relevant one."

@@ -10,9 +10,9 @@ import numpy as np
 
 from rag.cite import Evidence
 from rag.evidence import EvidenceSet
-from rag.outcome import Outcome, states_number
-from rag.reading import Reading
-from rag.text import CONTRIBUTION, content_words
+from rag.outcome import Outcome, answer_part
+from rag.reading import Part, Reading
+from rag.text import CONTRIBUTION
 from rag.types import Sentence, Table
 
 # what each compare column asks of an abstract, scored like a question against its sentences
@@ -41,30 +41,22 @@ def _render(table: Table, evset: EvidenceSet) -> str:
 
 
 def per_paper(engine, reading: Reading, evset: EvidenceSet, outcome: Outcome, reply) -> Iterator:
-    """The question answered for each paper of the list it follows: one row each, its best sentence, or
-    "not stated in the abstract" when no sentence clears `per_paper_min` (for a number asked, none states
-    one near what is asked)."""
+    """The question answered for each paper of the list it follows: one row each, the paper's best sentence
+    for it, or "not stated in the abstract" where the part's caveat model says the paper doesn't state it
+    (rag.outcome.answer_part, the same decision as for any question's part)."""
     s = engine.settings
-    question = reading.asked
-    part = reading.parts[0] if reading.parts else None
-    near = content_words(question)
+    part = reading.parts[0] if reading.parts else Part(reading.asked)
+    lexical = engine.retriever.bm25()
     rows, sentences = [], []
     for n in range(1, len(evset.hits) + 1):
-        own = [e for e in evset.every if e.paper_n == n]
-        if not own:
+        pa = answer_part(part, reading, evset, [n], engine.judge, lexical.idf, s, lexical.known)
+        if pa.caveat is not None or not pa.quotes:
             rows.append((n, [None]))
             continue
-        scores = engine.judge.scores(question, own)
-        if part is not None and part.number:
-            scores = scores * np.array([states_number(e.text, question, near, s.number_window) for e in own])
-        best = int(np.argmax(scores))
-        if scores[best] < s.per_paper_min:
-            rows.append((n, [None]))
-            continue
-        own[best].score = float(scores[best])
-        sentences.append(_cell(own[best]))
-        rows.append((n, [own[best].text.strip()]))
-    table = Table([question], rows)
+        best = pa.quotes[0]
+        sentences.append(_cell(best))
+        rows.append((n, [best.text.strip()]))
+    table = Table([reading.asked], rows)
     text = _render(table, evset)
     yield text
     yield reply.answer(sentences, evset.hits, outcome, text=text, table=table)
