@@ -159,7 +159,7 @@ class StorageSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    """Dense + BM25, fused. Fusion calibrated on eval/questions.jsonl against the full corpus."""
+    """Dense + BM25, fused. Fusion calibrated on eval/data/questions.jsonl against the full corpus."""
 
     top_k: int = D(5, "Papers retrieved per question.", ge=1, le=50)
     mode: Mode = D("hybrid", "hybrid, dense or bm25.")
@@ -330,7 +330,7 @@ class ConversationSettings(BaseModel):
 
 class ListSettings(BaseModel):
     """`rag list`: every paper on a topic, each with its best-matching abstract sentence. Calibrated with
-    `rag eval-lists` on the calibration topics of eval/list_topics.jsonl, full index (eval/results/lists-full)."""
+    `rag eval-lists` on the calibration topics of eval/data/list_topics.jsonl, full index (eval/results/lists-full)."""
 
     lister_candidates: int = D(
         300,
@@ -369,7 +369,7 @@ class ListSettings(BaseModel):
             "stated": (0.40933, 0.31164, 0.49101),
         },
         "Model scoring: feature -> (mean, sd, weight), fitted by `rag eval-lists --fit` on the 25 calibration "
-        "topics (eval/list_topics.jsonl, list_topics_fresh.jsonl, list_topics_fresh2.jsonl), full index.",
+        "topics (eval/data/list_topics.jsonl, list_topics_fresh.jsonl, list_topics_fresh2.jsonl), full index.",
     )
     lister_model_intercept: float = D(
         0.60527, "Model scoring: the logistic model's intercept (see lister_model)."
