@@ -82,7 +82,7 @@ def main(
     data_dir: Path | str | None = None,
     sample: int | None = 1000,
     ingest_sample: int | None = 300,
-    questions: Path | str = REPO / "eval" / "questions.jsonl",
+    questions: Path | str = REPO / "eval" / "data" / "questions.jsonl",
     full_ingest: bool = False,
     baseline: bool = True,
     n_answers: int = 3,

@@ -27,7 +27,7 @@ def load_questions(
     the half and the corpus a question was written for (rows without them count as seeds)."""
     qs = []
     if not Path(path).is_file():
-        raise UserError(f"{path}: question file not found (default: eval/questions.jsonl).")
+        raise UserError(f"{path}: question file not found (default: eval/data/questions.jsonl).")
     for lineno, q in iter_jsonl(Path(path)):
         for k in ("id", "type", "question"):
             if k not in q:

@@ -1,4 +1,4 @@
-"""`rag eval-lists`: `rag list` quality on the gold topics of eval/list_topics.jsonl.
+"""`rag eval-lists`: `rag list` quality on the gold topics of eval/data/list_topics.jsonl.
 
 Each topic is listed once (with its filters) with no score bar, so every candidate's score is kept and the
 bar (`lister_min_score`) can be swept afterwards without listing again. Per topic:
@@ -25,8 +25,8 @@ from eval.metrics import percentile
 from rag.corpus import iter_jsonl
 from rag.errors import UserError
 
-DEFAULT_TOPICS = Path("eval/list_topics.jsonl")
-DEFAULT_ABSENT = Path("eval/list_absent_topics.jsonl")
+DEFAULT_TOPICS = Path("eval/data/list_topics.jsonl")
+DEFAULT_ABSENT = Path("eval/data/list_absent_topics.jsonl")
 SWEEP = [round(0.20 + 0.01 * i, 2) for i in range(51)]  # 0.20 .. 0.70
 
 

@@ -22,7 +22,7 @@ Deterministic for a seed and a thread count. Writes OUT (int8 layers with a floa
 embeddings left to the packaged model, 11 MB) and OUT.json (its sha256, the command, counts, timings and the
 dev pairs' figures). It reads a topic with a paper's `passage` on numpy (rag.minilm), no torch.
 
-`--evaluate OUT`: the lister's candidates for every gold topic (eval/list_topics*.jsonl), the model's
+`--evaluate OUT`: the lister's candidates for every gold topic (eval/data/list_topics*.jsonl), the model's
 probability for those the lister's own model puts at `--floor` or more, a logistic stack of the two fitted on
 the calibration half with its bar chosen by leave-one-topic-out (`balance`, as `rag eval-lists --fit`), then
 both halves reported at that bar beside the lister alone.
@@ -518,7 +518,11 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
     s = s.model_copy(update={"collection": s.conference_collection})
     retriever = Retriever(Index(s), QueryEmbedder(s), s)
     model = Relevance.load(path)
-    files = [DEFAULT_TOPICS, Path("eval/list_topics_fresh.jsonl"), Path("eval/list_topics_fresh2.jsonl")]
+    files = [
+        DEFAULT_TOPICS,
+        Path("eval/data/list_topics_fresh.jsonl"),
+        Path("eval/data/list_topics_fresh2.jsonl"),
+    ]
     topics = [t for f in files for t in load_topics(f)]
     data, calls, spent = {}, [], 0.0
     for t in topics:  # (model probability, relevance probability, label) per candidate at the floor

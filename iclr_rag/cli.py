@@ -1,5 +1,5 @@
-"""`rag` command line: ingest, ask, chat, summarize, serve, list; eval, eval-lists and bench come from
-iclr_rag.cli_eval, the shared flags and settings from iclr_rag.options."""
+"""`rag` command line: ingest, ask, chat, summarize, serve, list, author, similar, settings; eval,
+eval-lists, eval-fit and bench come from iclr_rag.cli_eval, the shared flags and settings from iclr_rag.options."""
 
 from __future__ import annotations
 
@@ -498,6 +498,28 @@ def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
         )
     if not res.complete:
         echo(f"\n({AT_LEAST})")
+
+
+@app.command("settings")
+def settings_cmd(
+    common: Annotated[
+        bool, typer.Option("--common", help="Only the common settings (the README's table).")
+    ] = False,
+) -> None:
+    """Every setting as a Markdown table: its flag, its RAG_* env var, its default and what it is."""
+    from iclr_rag.settings_table import markdown
+
+    echo(markdown(setting_flags(), common=common))
+
+
+def setting_flags() -> set[str]:
+    """Setting names that some `rag` command takes as a flag (`--top-k` for top_k)."""
+    import inspect
+
+    names = set()
+    for cmd in app.registered_commands:
+        names |= set(inspect.signature(cmd.callback).parameters)
+    return names & set(Settings.model_fields)
 
 
 app.command("eval")(cli_eval.eval_cmd)

@@ -16,7 +16,7 @@ from rag.settings import Settings
 @friendly
 @with_settings("top_k", "mode", "llm", "threads")
 def eval_cmd(
-    questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/questions.jsonl"),
+    questions: Annotated[Path, typer.Option(help="JSONL question set.")] = Path("eval/data/questions.jsonl"),
     corpus: Annotated[
         str, typer.Option(help="seeds, or a .jsonl/.txt file or folder (e.g. the full ICLR 2025 JSONL).")
     ] = "seeds",
@@ -99,7 +99,7 @@ def eval_lists_cmd(
     absent: Annotated[
         Path | None,
         typer.Option(
-            help="JSONL topics no paper is about: how many list nothing (default: eval/list_absent_topics.jsonl)."
+            help="JSONL topics no paper is about: how many list nothing (default: eval/data/list_absent_topics.jsonl)."
         ),
     ] = None,
     *,

@@ -2,7 +2,7 @@
 
 The judge is model-free apart from the packaged embedder: cosine similarity blended with lexical
 overlap of content words, and a hard rule that numbers and named methods in a claim must appear
-in the evidence. Thresholds live in Settings and are calibrated on eval/questions.jsonl.
+in the evidence. Thresholds live in Settings and are calibrated on eval/data/questions.jsonl.
 """
 
 from __future__ import annotations

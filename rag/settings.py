@@ -60,50 +60,48 @@ class StorageSettings(BaseModel):
         "Collection of the bundled conference (`--conference`), so the seeds stay their own index.",
     )
     chunk_size: int = D(
-        172, "Chunk size in tiktoken tokens; with the title prefix <= 256 wordpieces (measured).", ge=32
+        172,
+        "Chunk size in tiktoken tokens; with the title prefix a chunk fits MiniLM's 256 wordpieces.",
+        ge=32,
     )
-    chunk_overlap: int = D(16, "Chunk overlap in tokens (smaller than chunk_size).", ge=0)
+    chunk_overlap: int = D(16, "Chunk overlap in tiktoken tokens (smaller than chunk_size).", ge=0)
     embed_batch: int = D(32, "Chunks per embedder batch.")
     ingest_block: int = D(512, "Chunks embedded and committed per step (the crash-safe unit).")
     embed_backend: Literal["torch", "onnx", "onnx-int8"] = D(
         "torch",
-        "Embedder runtime. torch: sentence-transformers (default). onnx-int8: ONNX Runtime with int8 weights, "
-        "exported once from the packaged model into model_cache: ingest 1.63x / 1.79x the bare torch encoder's "
-        "chunks/s (2 runs, 120-paper slice; torch pipeline ~0.92x), vectors at mean cosine 0.994 to torch (own "
-        "embedder name: a torch store re-embeds); full corpus (calibration, 97 q) dense hit@5 0.812 = torch, "
-        "hybrid hit@5 0.965 vs 0.976 (one paraphrase question), so not the default. onnx: ONNX fp32, torch's "
-        "vectors (cosine 1.0000) at 0.7-1.0x its speed. onnx* fall back to torch without onnxruntime (or onnx "
-        "for the first export).",
+        "Embedder runtime. torch: sentence-transformers. onnx: ONNX Runtime fp32 (torch's vectors). onnx-int8: "
+        "ONNX Runtime with int8 weights, exported once into model_cache: faster, vectors at mean cosine 0.994 to "
+        "torch (its own embedder name, so a torch store re-embeds); not the default, as full-scale hybrid hit@5 "
+        "on the calibration half of eval/data/questions.jsonl drops (0.965 against 0.976). onnx* fall back to "
+        "torch without onnxruntime.",
     )
     embed_dtype: Literal["auto", "float32", "bfloat16"] = D(
         "auto",
-        "torch embedder's compute dtype (autocast). auto: bfloat16 where the CPU computes it natively (AVX-512 BF16 or AMX), "
-        "else float32. Measured on 1,242 full-corpus chunks (AVX-512 BF16 CPU): 1.7-1.9x float32's chunks/s, "
-        "vectors at mean cosine 0.99998 (min 0.99997) to float32, chunk top-10 neighbours 0.995 the same, so "
-        "it keeps the float32 embedder name (stores stay valid). Without native support bfloat16 is emulated "
-        "and slow, hence auto.",
+        "Torch embedder's compute dtype (autocast). auto: bfloat16 where the CPU computes it natively "
+        "(AVX-512 BF16 or AMX), else float32 (emulated bfloat16 is slow). bfloat16 vectors are float32's to "
+        "cosine 0.9999, so it keeps the float32 embedder name and stores stay valid.",
     )
     embed_workers: int = D(
         0,
         "Concurrent embedder streams for large inputs (ingest), each on threads/workers intra-op threads; 0: one "
-        "per CPU thread, 1: a single stream. Measured on 2 cores, 1,465 bundled-corpus chunks, bfloat16, three "
-        "alternating runs: 2 streams x 1 thread give 1.12-1.13x the chunks/s of 1 stream x 2 threads.",
+        "per CPU thread, 1: a single stream.",
     )
-    embed_int8: bool = D(False, "Dynamic int8 embedder (changes vectors: mean cosine 0.90 to fp32).")
+    embed_int8: bool = D(False, "Dynamic int8 embedder (changes the vectors: mean cosine 0.90 to fp32).")
     embed_max_tokens: int = D(
         128,
-        "Embedding window in wordpieces: MiniLM's training length; 1.35x faster than 256 and ranked as well "
-        "(README 'Performance'). Chunks keep their full text for BM25 and citing.",
+        "Embedding window in wordpieces (MiniLM's training length). Chunks keep their full text for BM25 and "
+        "citing.",
     )
     vector_bundle: Path | None = D(
         VECTOR_BUNDLE,
         "Shipped chunk vectors (rag.vector_bundle): a paper whose vector_hash (text, title, chunking, embedder "
         "name and window) is in it is stored with them instead of being embedded; empty = embed everything. "
-        "int8 rows of the float32 vectors: mean cosine 0.99997 (min 0.99992) over all 24,132 conference chunks. "
-        "Conference ingest with it: README 'Performance'.",
+        "int8 rows of the float32 vectors: mean cosine 0.99997 (min 0.99992) over the 24,132 conference chunks.",
     )
     store_page: int = D(5000, "Records read per page when loading the whole store.")
-    store_check_s: float = D(2.0, "How often a query re-checks a shared store for other processes' writes.")
+    store_check_s: float = D(
+        2.0, "How often a query re-checks a shared store for other processes' writes, in seconds."
+    )
     max_abstract_chars: int = D(
         20_000, "Longest abstract one ingest accepts (the conference's longest: 3,317 characters).", ge=1
     )
@@ -159,15 +157,15 @@ class StorageSettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    """Dense + BM25, fused. Fusion calibrated on eval/questions.jsonl against the full corpus."""
+    """Dense + BM25, fused. Fusion calibrated on eval/data/questions.jsonl against the full corpus."""
 
     top_k: int = D(5, "Papers retrieved per question.", ge=1, le=50)
     mode: Mode = D("hybrid", "hybrid, dense or bm25.")
-    candidates: int = D(40, "Chunks pulled from each retriever before fusion.")
+    candidates: int = D(40, "Chunks pulled from each retriever (dense, BM25) before fusion.")
     dense_weight: float = D(1.0, "RRF weight of the dense side.")
     bm25_weight: float = D(1.0, "RRF weight of BM25 for questions that name a method, acronym or number.")
     bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
-    rrf_k: int = D(10, "Reciprocal-rank fusion constant.")
+    rrf_k: int = D(10, "Reciprocal-rank fusion constant k (a rank r scores 1 / (k + r)).")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
     cover_depth: int = D(
         100,
@@ -177,15 +175,15 @@ class RetrievalSettings(BaseModel):
     )
     paper_weight: float = D(
         0.0,
-        "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off). Full index, "
-        "calibration half: 0.5 lowers specific hit@5 0.969 -> 0.954, paraphrase 0.913 -> 0.870 (1.0: same); off.",
+        "RRF weight of a third side: the query against each paper's mean chunk vector (0 = off: on the "
+        "calibration half of eval/data/questions.jsonl, full index, it lowers hit@5).",
     )
     paper_candidates: int = D(40, "Papers pulled by the paper-vector side.")
     prf_docs: int = D(
         0,
-        "Pseudo-relevance feedback: top papers of the first pass used to expand (0 = off). Full index, "
-        "calibration half: 3-5 papers leave hit@5 as is (0.976) and lift MRR 0.931 -> 0.95 (BM25 pass only); "
-        "off, since hit@5 does not move and the extra side changes the fused scores' scale.",
+        "Pseudo-relevance feedback: top papers of the first pass used to expand the query (0 = off: on the "
+        "calibration half of eval/data/questions.jsonl, full index, it leaves hit@5 as is and changes the fused "
+        "scores' scale).",
     )
     prf_terms: int = D(8, "Feedback: expansion words (highest tf x idf in the feedback papers).")
     prf_weight: float = D(0.5, "Feedback: RRF weight of the expanded BM25 pass.")
@@ -205,7 +203,7 @@ class RetrievalSettings(BaseModel):
 class GroundingSettings(BaseModel):
     """The support judge, the outcome decision (rag.outcome) and the answer's evidence."""
 
-    support_threshold: float = D(0.55, "Judge score at which an evidence sentence supports a claim.")
+    support_threshold: float = D(0.55, "Judge score (0-1) at which an evidence sentence supports a claim.")
     judge_cos_weight: float = D(0.5, "Judge: weight of embedding cosine (the rest is content-word overlap).")
     judge_mismatch_penalty: float = D(
         0.5,
@@ -225,12 +223,13 @@ class GroundingSettings(BaseModel):
         },
         "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
         "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
-        "(`rag eval-fit` over the 18 question files; eval/results/outcome-fit). A name no abstract mentions "
+        "(`rag eval-fit` over the 18 question files of eval/data/; eval/results/outcome-fit). A name no abstract mentions "
         "is a caveat, not a reason to refuse.",
     )
     refuse_intercept: float = D(-0.08875, "Nothing relevant: the logistic model's intercept.")
     refuse_bar: float = D(
-        0.75832, "Refuse when the model's probability of nothing relevant reaches this (`rag eval-fit`)."
+        0.75832,
+        "Refuse when the model's probability (0-1) of nothing relevant reaches this (`rag eval-fit`).",
     )
     caveat_model: dict[str, tuple[float, float, float]] = D(
         {
@@ -249,7 +248,8 @@ class GroundingSettings(BaseModel):
     )
     caveat_intercept: float = D(-0.14998, "A part not stated: the logistic model's intercept.")
     caveat_bar: float = D(
-        0.69563, "A part gets a caveat when the model's probability of not stated reaches this."
+        0.69563,
+        "A part gets a caveat when the model's probability (0-1) of not stated reaches this (`rag eval-fit`).",
     )
     number_window: int = D(
         8, "A number answers a part when it stands within this many words of what is asked."
@@ -257,7 +257,7 @@ class GroundingSettings(BaseModel):
     part_sentences: int = D(2, "Sentences quoted per part and paper.")
     contribution_bonus: float = D(
         0.15,
-        "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this score.",
+        "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this much score.",
     )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
     compare_min: float = D(0.2, "Compare tables: a cell's sentence must score this against its column.")
@@ -283,13 +283,13 @@ class GenerationSettings(BaseModel):
     llm: str = D(
         "qwen0.5b", "qwen0.5b | smollm2 | qwen1.5b (make install-1.5b) | path to an HF folder or .gguf file."
     )
-    max_new_tokens: int = D(160, "Generation budget per answer.", ge=8)
-    threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads.", ge=1)
+    max_new_tokens: int = D(160, "Generation budget per answer, in new tokens.", ge=8)
+    threads: int = D(lambda: max(1, os.cpu_count() or 1), "CPU threads (default: all cores).", ge=1)
     int8: bool = D(True, "Dynamic int8 quantization of the LLM on CPU.")
     int8_cache: bool = D(
         True,
-        "Build the int8 LLM once into model_cache and load it from there (no fp32 copy in memory; ~1.5 GB "
-        "serving peak vs 6 GB when quantizing the fp32 model at each start, issue 14). False: quantize at start.",
+        "Build the int8 LLM once into model_cache and load it from there (no fp32 copy in memory: a serving "
+        "peak of about 1.5 GiB instead of 6). False: quantize the fp32 model at each start.",
     )
     context_papers: int = D(4, "Papers shown to the generator (the rest are listed as retrieved).")
     full_abstracts: int = D(2, "The top papers go in whole; the others as their best chunk.")
@@ -321,34 +321,35 @@ class ConversationSettings(BaseModel):
         2.0,
         "Read as a follow-up when the follow-up reading's paper uses this much more (see switch_min_gain).",
     )
-    condense_cache: int = D(256, "Questions whose reading is remembered (a chat re-sends its history).")
+    condense_cache: int = D(
+        256, "Questions whose reading is remembered, a count (a chat re-sends its history)."
+    )
 
 
 class ListSettings(BaseModel):
     """`rag list`: every paper on a topic, each with its best-matching abstract sentence. Calibrated with
-    `rag eval-lists` on the calibration topics of eval/list_topics.jsonl, full index (eval/results/lists-full)."""
+    `rag eval-lists` on the calibration topics of eval/data/list_topics.jsonl, full index (eval/results/lists-full)."""
 
     lister_candidates: int = D(
         300,
-        "Chunks pulled from each retriever (dense, BM25; filtered) as candidates (candidate recall 0.998).",
+        "Chunks pulled from each retriever (dense, BM25) as a list's first candidate pool.",
     )
     lister_deepen_share: float = D(
         0.05,
-        "Look twice as deep while this share of the candidate pool's last quarter clears the bar. At 300 the "
-        "23 unfiltered calibration topics read 0.00-0.01 (never deepened); broad topics 0.06-0.93 ('diffusion "
-        "models' listed 339 at 300, 611 at 2,400 chunks; /work/scratch/depth.py, twenty-fourth session).",
+        "Look twice as deep (up to lister_max_candidates) while this share of the candidate pool's last quarter "
+        "clears the bar: a broad topic ('diffusion models') is followed past the first pool; no calibration "
+        "topic of eval/data/list_topics*.jsonl deepens.",
     )
     lister_max_candidates: int = D(
         4800,
-        "The deepest pool (chunks a side) a list looks at; a list still clearing the bar there says 'at least'. "
-        "At 4,800 a pool scores in about 1-2 s on 2 cores.",
+        "The deepest pool a list looks at, in chunks a side; a list still clearing the bar there says 'at "
+        "least'.",
     )
     lister_scoring: Literal["model", "paper", "sentence"] = D(
         "model",
         "model: a logistic model over the topic against each candidate's stored paper vector, its words and its "
-        "retrieval rank (rag.list_score; nothing embedded per paper: p50 0.5 s at full scale); paper: cosine "
-        "and word share blended; sentence: every abstract sentence embedded and judged (10 s for 38 candidates "
-        "on 2 shared cores: unusable at 300+ candidates).",
+        "retrieval rank (rag.list_score; nothing embedded per paper); paper: cosine and word share blended; "
+        "sentence: every abstract sentence embedded and judged (too slow for hundreds of candidates).",
     )
     lister_model: dict[str, tuple[float, float, float]] = D(
         {
@@ -365,17 +366,17 @@ class ListSettings(BaseModel):
             "stated": (0.40933, 0.31164, 0.49101),
         },
         "Model scoring: feature -> (mean, sd, weight), fitted by `rag eval-lists --fit` on the 25 calibration "
-        "topics (eval/list_topics.jsonl, list_topics_fresh.jsonl, list_topics_fresh2.jsonl), full index.",
+        "topics of eval/data/list_topics.jsonl, list_topics_fresh.jsonl and list_topics_fresh2.jsonl, full index "
+        "(eval/results/lists-fit).",
     )
     lister_model_intercept: float = D(
         0.60527, "Model scoring: the logistic model's intercept (see lister_model)."
     )
     lister_min_score: float = D(
         0.5,
-        "A paper is listed when its score clears this (model scoring: a probability). Chosen by leave-one-topic-"
-        "out on the 25 calibration topics as the bar maximising the worse of recall and judged precision (the "
-        "issue's two floors): recall 0.826, precision 0.811 (0.45: 0.842/0.775; "
-        "0.55: 0.791/0.830). The paper scoring was calibrated at 0.46 with lister_relative 0.65.",
+        "A paper is listed when its score clears this (model scoring: a probability, 0-1). Chosen by leave-one-"
+        "topic-out on the 25 calibration topics (see lister_model) as the bar maximising the worse of recall and "
+        "judged precision. Paper scoring's bar on the same topics is about 0.46.",
     )
     lister_cover_check: int = D(
         5,
@@ -385,14 +386,14 @@ class ListSettings(BaseModel):
     )
     lister_relative: float = D(
         0.65,
-        "Paper and sentence scorings: ... and this share of the topic's best paper's score (calibration F1 0.86 "
-        "vs 0.81 without; 0.4-0.65 tried). The model reads the topic's best itself (rel_cos).",
+        "Paper and sentence scorings: ... and this share of the topic's best paper's score (chosen on the "
+        "calibration topics). The model reads the topic's best itself (rel_cos).",
     )
     lister_title_weight: float = D(
         0.1, "Paper scoring: extra weight of the share of the topic's content words that the title uses."
     )
     lister_cos_weight: float = D(
-        0.5, "Weight of embedding cosine in a score (the rest: word overlap; 0.5-0.7 within 0.01 F1)."
+        0.5, "Weight of embedding cosine in a paper or sentence score (the rest: word overlap)."
     )
 
 

@@ -170,7 +170,7 @@ def test_real_serve_worker_times_the_engines_own_prompt(seed_data_dir):
     s.pop("chroma_url", None)
     args = {
         "settings": dict(s, data_dir=str(seed_data_dir)),
-        "questions": "eval/questions.jsonl",
+        "questions": "eval/data/questions.jsonl",
         "n_answers": 1,
         "n_gen": 1,
         "baseline": False,

@@ -29,7 +29,7 @@ def test_gate_replay_copies_the_first_evidence_sentence_and_keeps_the_engines_de
     qfile = tmp_path / "q.jsonl"
     picked = [
         json.loads(x)
-        for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines()
+        for x in (ROOT / "eval" / "data" / "questions.jsonl").read_text().splitlines()
         if x.strip() and json.loads(x)["type"] in ("factoid", "unanswerable")
     ]
     keep = [q for q in picked if q["type"] == "factoid"][:2] + [

@@ -13,14 +13,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_question_loading_limit_is_stratified_and_followups_keep_history(tmp_path):
-    every = load_questions(ROOT / "eval" / "questions.jsonl")
-    qs = load_questions(ROOT / "eval" / "questions.jsonl", limit=16)
+    every = load_questions(ROOT / "eval" / "data" / "questions.jsonl")
+    qs = load_questions(ROOT / "eval" / "data" / "questions.jsonl", limit=16)
     assert len(qs) == 16
     assert {q["type"] for q in qs} == {q["type"] for q in every}
-    held = load_questions(ROOT / "eval" / "questions.jsonl", split="heldout", scale="seeds")
+    held = load_questions(ROOT / "eval" / "data" / "questions.jsonl", split="heldout", scale="seeds")
     assert held and all(q["split"] == "heldout" and q["scale"] == "seeds" for q in held)
-    cal = load_questions(ROOT / "eval" / "questions.jsonl", split="calibration")
-    assert len(cal) + len(load_questions(ROOT / "eval" / "questions.jsonl", split="heldout")) == len(every)
+    cal = load_questions(ROOT / "eval" / "data" / "questions.jsonl", split="calibration")
+    assert len(cal) + len(load_questions(ROOT / "eval" / "data" / "questions.jsonl", split="heldout")) == len(
+        every
+    )
     fu = next(q for q in qs if q["type"] == "followup")
     assert fu["history"]
     bad = tmp_path / "q.jsonl"

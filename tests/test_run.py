@@ -40,7 +40,7 @@ def test_pipeline_with_fake_llm_writes_every_artifact(tmp_path, seed_data_dir):
     qfile.write_text(
         "".join(
             x + "\n"
-            for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines()
+            for x in (ROOT / "eval" / "data" / "questions.jsonl").read_text().splitlines()
             if x.strip() and json.loads(x)["id"] in pick
         )
     )
@@ -83,7 +83,7 @@ def test_retrieval_only_needs_no_llm(tmp_path, seed_data_dir):
             raise AssertionError("retrieval-only touched the LLM")
 
     rep = main(
-        ROOT / "eval" / "questions.jsonl",
+        ROOT / "eval" / "data" / "questions.jsonl",
         "seeds",
         tmp_path / "out",
         "dense",
@@ -110,7 +110,11 @@ def test_real_eval_smoke(tmp_path):
     from eval.run import main
     from rag.settings import Settings
 
-    src = [json.loads(x) for x in (ROOT / "eval" / "questions.jsonl").read_text().splitlines() if x.strip()]
+    src = [
+        json.loads(x)
+        for x in (ROOT / "eval" / "data" / "questions.jsonl").read_text().splitlines()
+        if x.strip()
+    ]
     pick = {"q001", "q026", "q052", "q068", "q078"}
     qfile = tmp_path / "q.jsonl"
     qfile.write_text("".join(json.dumps(q) + "\n" for q in src if q["id"] in pick))
