@@ -3,7 +3,7 @@ replays of rows.jsonl that re-fuse the dumped per-side rankings with other weigh
 
 Every row dumps `sides`: the dense and BM25 paper rankings (best chunk per paper, `candidates` chunks
 deep) for the same query the engine used. `fuse` replays the engine's weighted reciprocal-rank fusion
-(rag/retrieve.py) on them, so fusion weights can be swept in milliseconds without re-running queries.
+(rag/retrieval/retrieve.py) on them, so fusion weights can be swept in milliseconds without re-running queries.
 `replication_check` reports how often the replay reproduces the engine's own ranking (it must be ~1.0
 for the grid to mean anything).
 """
@@ -47,7 +47,7 @@ def fuse_scores(
 ) -> dict[str, float]:
     """Fused score per paper as Retriever.retrieve computes it. `named_boost` adds
     `named_boost * share / (rrf_k + 1)` for the share of the query's named terms a paper mentions
-    (`sides["named_share"]`, dumped by the runner), as rag/retrieve.py does outside dense mode."""
+    (`sides["named_share"]`, dumped by the runner), as rag/retrieval/retrieve.py does outside dense mode."""
     scores: dict[str, float] = defaultdict(float)
     parts = []
     if mode in ("dense", "hybrid"):
@@ -170,11 +170,11 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
 def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dict, dict]:
     """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
 
-    `refusal` is rag.cite.relevance over the top_k (for summaries among the `summary_candidates`); the
-    engine's own decision signals are the row's `signals` (rag.outcome).
+    `refusal` is rag.grounding.cite.relevance over the top_k (for summaries among the `summary_candidates`); the
+    engine's own decision signals are the row's `signals` (rag.grounding.outcome).
     """
-    from rag import cite
-    from rag.retrieve import group_by_paper
+    from rag.grounding import cite
+    from rag.retrieval.retrieve import group_by_paper
 
     s = engine.settings
     shown = hits[: max(top_k, s.summary_candidates) if task == "summarize" else top_k]
@@ -189,7 +189,7 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         "bm25": [[pid, round(cs[0][1], 4)] for pid, (_, cs) in sorted(bm25.items(), key=lambda kv: kv[1][0])],
     }
     feats = {
-        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.cite.relevance(query, shown, judge)
+        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.grounding.cite.relevance(query, shown, judge)
         "relevance_per_hit": [round(x, 4) for x in per_hit],
         "fused_top": [round(h.score, 6) for h in hits[:5]],
         "dense_top": [x[1] for x in sides["dense"][:5]],
@@ -199,7 +199,7 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
     else:
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
-    # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
+    # the named-term boost the fusion adds per paper (rag/retrieval/retrieve.py), so the replay can add it too
     sides["named_share"] = named_shares(
         engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]}
     )
@@ -208,7 +208,7 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
 
 def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
     try:
-        from rag.names import mentions, named_terms
+        from rag.retrieval.names import mentions, named_terms
         from rag.text import flatten
     except ImportError:
         return None

@@ -1,9 +1,9 @@
-"""rag/hygiene.py: cleaned questions, instruction-only detection, inert Markdown (issue 14, defect 8)."""
+"""rag/reading/hygiene.py: cleaned questions, instruction-only detection, inert Markdown (issue 14, defect 8)."""
 
 import pytest
 
 from rag.errors import UserError
-from rag.hygiene import clean_question, is_instruction_only, safe_markdown_text, validate_question
+from rag.reading.hygiene import clean_question, is_instruction_only, safe_markdown_text, validate_question
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from rag.cite import Evidence
-from rag.evidence import EvidenceSet
-from rag.outcome import Outcome, states_number
-from rag.reading import Reading
+from rag.grounding.cite import Evidence
+from rag.grounding.evidence import EvidenceSet
+from rag.grounding.outcome import Outcome, states_number
+from rag.reading.reader import Reading
 from rag.text import CONTRIBUTION, content_words
 from rag.types import Sentence, Table
 
