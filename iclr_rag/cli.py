@@ -189,7 +189,7 @@ def bundle_vectors(
     settings: Settings,
 ):
     """Write the conference index's chunk vectors (or --collection's) into the bundle `ingest` reuses."""
-    from rag.ingest.pipeline import vector_bundle
+    from rag.ingest import vector_bundle
     from rag.settings import VECTOR_BUNDLE
 
     s = for_conference(settings, explicit=collection_flag(settings))

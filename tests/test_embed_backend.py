@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from rag.models.generator import embedder  # noqa: E402
+from rag.models import embedder  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 TEXTS = [

@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 
 from rag.errors import UserError
-from rag.models.generator import generator as models
+from rag.models import generator as models
 from rag.settings import Settings
 
 

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from rag.models.generator import int8  # noqa: E402
+from rag.models import int8  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 
@@ -109,7 +109,7 @@ def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
 def test_the_gguf_a_folder_came_from_is_part_of_the_key(tmp_path):
     from pathlib import Path
 
-    from rag.models.generator import generator as models
+    from rag.models import generator as models
 
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rag.index.index import Index
+from rag.ingest import vector_bundle as vb
 from rag.ingest.chunk import chunk_paper, make_splitter, vector_hash
-from rag.ingest.pipeline import vector_bundle as vb
 from rag.settings import VECTOR_BUNDLE
 from rag.types import Paper
 from tests.conftest import FakeEmbedder, make_settings
