@@ -39,8 +39,8 @@ class Baseline:
         from llama_index.core.node_parser import SentenceSplitter
         from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-        from rag.embedder import embedder_path
-        from rag.models import load_llm
+        from rag.models.embedder import embedder_path
+        from rag.models.generator import load_llm
 
         self.settings = settings
         self.engine = engine
@@ -176,7 +176,7 @@ class Baseline:
         """The engine's support judge over the baseline answer (same threshold), for supported_rate."""
         if self.engine is None or not text:
             return None
-        from rag.cite import bind
+        from rag.grounding.cite import bind
         from rag.types import Hit
 
         _, sents, _ = bind(

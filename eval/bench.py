@@ -64,7 +64,7 @@ def run_worker(name: str, args: dict, timeout: float | None = None) -> dict:
 def filled_collection(settings: dict) -> dict:
     """These settings, reading the conference's collection when that is the one an existing index
     holds (`rag ingest --conference` writes it) and the default one is empty."""
-    from rag.index import Index
+    from rag.index.index import Index
     from rag.settings import Settings
 
     s = Settings(**settings)
@@ -128,7 +128,9 @@ def main(
         say(f"1. ingest vs raw encode on {ing_papers}")
         raws, ourss, onnxs, bf16s = [], [], [], []
         onnx = settings.embed_backend != "torch"
-        from rag.embedder import embed_dtype  # torch, in this process only to read the CPU's bf16 support
+        from rag.models.embedder import (
+            embed_dtype,
+        )  # torch, in this process only to read the CPU's bf16 support
 
         bf16 = not onnx and embed_dtype(settings) == "bfloat16"
         for i in range(max(1, ingest_repeats)):  # alternating, best of N: other processes' load is noise

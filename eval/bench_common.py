@@ -44,7 +44,7 @@ def free_port() -> int:
 def load_papers(spec: dict):
     """Papers for a worker: {"corpus": "seeds"|path, "sample": N|None, "seed": int}."""
     from eval.inputs import corpus_files
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
 
     papers = [p for f in corpus_files(spec.get("corpus")) for p in read_file(f)]
     n = spec.get("sample")

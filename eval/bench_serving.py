@@ -82,7 +82,7 @@ def w_serve(a: dict) -> dict:
     baseline, and peak RSS of serving (taken before the baseline loads its own embedder)."""
     from eval.inputs import corpus_files, load_questions
     from rag.answer import Engine, answer_messages
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
 
     s = settings_from(a["settings"])
     engine = Engine(s)
@@ -212,9 +212,9 @@ def w_serve(a: dict) -> dict:
 def w_llm_memory(a: dict) -> dict:
     """Serving memory in this fresh process: the LLM as `load_llm` loads it now, one short greedy answer, then
     the embedder. Peak is VmHWM, settled is VmRSS after that; the embedder's share is what loading it adds."""
-    from rag.embedder import get_embedder
-    from rag.int8 import int8_cache_path
-    from rag.models import gguf_source, load_llm, resolve_llm
+    from rag.models.embedder import get_embedder
+    from rag.models.generator import gguf_source, load_llm, resolve_llm
+    from rag.models.int8 import int8_cache_path
 
     s = settings_from(a["settings"])
     t0 = time.perf_counter()

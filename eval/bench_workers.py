@@ -22,8 +22,8 @@ def w_raw_encode(a: dict) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from rag.chunk import chunk_paper, embed_text, make_splitter
-    from rag.embedder import embedder_path
+    from rag.ingest.chunk import chunk_paper, embed_text, make_splitter
+    from rag.models.embedder import embedder_path
 
     s = settings_from(a["settings"])
     torch.set_num_threads(s.threads)
@@ -58,8 +58,8 @@ def w_raw_onnx(a: dict) -> dict:
     import onnxruntime as ort
     from transformers import AutoTokenizer
 
-    from rag.chunk import chunk_paper, embed_text, make_splitter
-    from rag.embedder import ONNX_INPUTS, embedder_path, onnx_path, onnx_session
+    from rag.ingest.chunk import chunk_paper, embed_text, make_splitter
+    from rag.models.embedder import ONNX_INPUTS, embedder_path, onnx_path, onnx_session
 
     s = settings_from(a["settings"])
     papers = load_papers(a["papers"])
@@ -95,9 +95,9 @@ def w_raw_onnx(a: dict) -> dict:
 
 def w_ingest(a: dict) -> dict:
     """The pipeline: Index.ingest (chunk, embed, write chunks + paper records) into a fresh store."""
-    from rag.chunk import make_splitter
-    from rag.embedder import get_embedder
-    from rag.index import Index
+    from rag.index.index import Index
+    from rag.ingest.chunk import make_splitter
+    from rag.models.embedder import get_embedder
 
     s = settings_from(a["settings"])
     papers = load_papers(a["papers"])
@@ -129,7 +129,7 @@ def w_ingest(a: dict) -> dict:
 
 def _queries(a: dict) -> list[str]:
     from eval.inputs import load_questions
-    from rag.reading import leans
+    from rag.reading.reader import leans
 
     qs = load_questions(a["questions"])
     qs = [q for q in qs if q["type"] != "summary"]
@@ -150,7 +150,7 @@ def w_retrieval(a: dict) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from rag.answer import Engine
-    from rag.embedder import embedder_path
+    from rag.models.embedder import embedder_path
 
     s = settings_from(a["settings"])
     torch.set_num_threads(s.threads)

@@ -3,7 +3,7 @@ replays of rows.jsonl that re-fuse the dumped per-side rankings with other weigh
 
 Every row dumps `sides`: the dense and BM25 paper rankings (best chunk per paper, `candidates` chunks
 deep) for the same query the engine used. `fuse` replays the engine's weighted reciprocal-rank fusion
-(rag/retrieve.py) on them, so fusion weights can be swept in milliseconds without re-running queries.
+(rag/retrieval/retrieve.py) on them, so fusion weights can be swept in milliseconds without re-running queries.
 `replication_check` reports how often the replay reproduces the engine's own ranking (it must be ~1.0
 for the grid to mean anything).
 """
@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from eval.metrics import gold_ranks, hit_at_k, ndcg_at_k, reciprocal_rank
 from eval.scores import refusal_auc, refusal_sweep
+from rag.retrieval.names import mentions, named_terms
+from rag.retrieval.retrieve import boosted
 
 SWEEP = [
     0.0,
@@ -47,14 +49,15 @@ def fuse_scores(
 ) -> dict[str, float]:
     """Fused score per paper as Retriever.retrieve computes it. `named_boost` adds
     `named_boost * share / (rrf_k + 1)` for the share of the query's named terms a paper mentions
-    (`sides["named_share"]`, dumped by the runner), as rag/retrieve.py does outside dense mode."""
+    (`sides["named_share"]`, dumped by the runner), as rag/retrieval/retrieve.py does outside dense mode."""
     scores: dict[str, float] = defaultdict(float)
     parts = []
     if mode in ("dense", "hybrid"):
         parts.append((dense_weight, sides.get("dense", [])))
     if mode in ("bm25", "hybrid"):
         # the engine weighs BM25 less for questions without named terms (empty named_share)
-        plain = bm25_weight_plain is not None and sides.get("named_share") == {}
+        named = sides.get("named", sides.get("named_share") != {})
+        plain = bm25_weight_plain is not None and not named
         w = (bm25_weight_plain if plain else bm25_weight) if mode == "hybrid" else 1.0
         parts.append((w, sides.get("bm25", [])))
     for w, ranking in parts:
@@ -161,6 +164,7 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
         ok = ok and all(abs(a - p["score"]) < 1e-5 for a, p in zip(top, ranked))
         same += ok
         n += 1
+
     return same / n if n else None
 
 
@@ -170,16 +174,16 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
 def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dict, dict]:
     """Calibration features for one query and the per-side paper rankings (for offline re-fusion).
 
-    `refusal` is rag.cite.relevance over the top_k (for summaries among the `summary_candidates`); the
-    engine's own decision signals are the row's `signals` (rag.outcome).
+    `refusal` is rag.grounding.cite.relevance over the top_k (for summaries among the `summary_candidates`); the
+    engine's own decision signals are the row's `signals` (rag.grounding.outcome).
     """
-    from rag import cite
-    from rag.retrieve import group_by_paper
+    from rag.grounding import cite
+    from rag.retrieval.retrieve import group_by_paper
 
     s = engine.settings
     shown = hits[: max(top_k, s.summary_candidates) if task == "summarize" else top_k]
     per_hit = [cite.relevance(query, [h], engine.judge) for h in shown]
-    vec = engine.embedder.encode([query])[0]
+    vec = engine.retriever.encode_query([query])[0]  # the retriever's own query vector (rag.models.minilm)
     dense = group_by_paper(engine.index.dense(vec, s.candidates))
     bm25 = group_by_paper(engine.retriever.bm25().search(query))
     sides = {
@@ -189,7 +193,7 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         "bm25": [[pid, round(cs[0][1], 4)] for pid, (_, cs) in sorted(bm25.items(), key=lambda kv: kv[1][0])],
     }
     feats = {
-        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.cite.relevance(query, shown, judge)
+        "relevance": max(per_hit) if per_hit else 0.0,  # = rag.grounding.cite.relevance(query, shown, judge)
         "relevance_per_hit": [round(x, 4) for x in per_hit],
         "fused_top": [round(h.score, 6) for h in hits[:5]],
         "dense_top": [x[1] for x in sides["dense"][:5]],
@@ -199,26 +203,23 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance (summary candidates)"
     else:
         feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
-    # the named-term boost the fusion adds per paper (rag/retrieve.py), so the replay can add it too
+    # the named-term boost the fusion adds per paper (rag/retrieval/retrieve.py), so the replay can add it too
     sides["named_share"] = named_shares(
         engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]}
     )
+    sides["named"] = bool(named_terms(query))  # BM25's weight: any named term, boosted or not
     return feats, sides
 
 
-def named_shares(engine, query: str, pids: set[str]) -> dict[str, float] | None:
-    try:
-        from rag.names import mentions, named_terms
-        from rag.text import flatten
-    except ImportError:
-        return None
-    terms = named_terms(query)
+def named_shares(engine, query: str, pids: set[str]) -> dict[str, float]:
+    """Per paper, the share of the query's boosted names it mentions, read as the retriever reads them."""
+    terms = boosted(named_terms(query))
     if not terms:
         return {}
+    lexical = engine.retriever.bm25()
     out = {}
-    for pid, p in engine.index.get_papers(sorted(pids)).items():
-        text = flatten(f"{p.title or ''} {p.text}")
-        share = sum(mentions(text, t) for t in terms) / len(terms)
+    for pid in sorted(pids):
+        share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
         if share:
             out[pid] = round(share, 4)
     return out

@@ -1,4 +1,4 @@
-"""An independent check of cited sentences, written apart from the product's judge (rag.cite): what a
+"""An independent check of cited sentences, written apart from the product's judge (rag.grounding.cite): what a
 reader would see as broken in a sentence shown with a citation.
 
 A cited sentence is defective when it is

@@ -1,4 +1,4 @@
-"""`rag eval-fit`: fit the outcome's two bars (rag.outcome) on eval rows, and score them leave-one-file-out.
+"""`rag eval-fit`: fit the outcome's two bars (rag.grounding.outcome) on eval rows, and score them leave-one-file-out.
 
 Input: run folders of `rag eval` (gate or generated; the decision signals don't depend on the draft), each
 holding `rows.jsonl` from one question file. Two logistic models over general signals:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from rag.models import GenStats
+from rag.models.generator import GenStats
 
 _BLOCK = re.compile(r"^\[(\d+)\][^\n]*\n- (.+)$", re.M)  # "[n] Title" then its first "- sentence"
 

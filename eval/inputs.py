@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from eval.calibrate import ENGINE_MODES
-from rag.corpus import iter_jsonl
 from rag.errors import UserError
+from rag.ingest.corpus import iter_jsonl
 
 CONFIGS = (*ENGINE_MODES, "baseline")
 
@@ -82,7 +82,7 @@ def parse_compare(compare: str | Sequence[str] | None, default_mode: str) -> lis
 
 
 def corpus_files(corpus: str | Path | None) -> list[Path]:
-    from rag.corpus import expand_paths
+    from rag.ingest.corpus import expand_paths
     from rag.settings import SEEDS_DIR
 
     if corpus in (None, "", "seeds"):
@@ -102,9 +102,9 @@ def corpus_key(files: Sequence[Path], settings) -> str:
 def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | None, progress: bool = True):
     """Ingest the corpus (incremental: unchanged abstracts are skipped) into data_dir, or into
     OUT/data-<corpus key>. Returns (settings bound to that dir, papers, ingest report)."""
-    from rag.corpus import read_file
-    from rag.embedder import get_embedder
-    from rag.index import Index
+    from rag.index.index import Index
+    from rag.ingest.corpus import read_file
+    from rag.models.embedder import get_embedder
 
     dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings)}"
     s = settings.model_copy(

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from eval.lists_report import headline, to_markdown  # noqa: F401  (headline: `rag eval-lists` prints it)
 from eval.metrics import percentile
-from rag.corpus import iter_jsonl
 from rag.errors import UserError
+from rag.ingest.corpus import iter_jsonl
 
 DEFAULT_TOPICS = Path("eval/data/list_topics.jsonl")
 DEFAULT_ABSENT = Path("eval/data/list_absent_topics.jsonl")
@@ -47,8 +47,8 @@ def load_topics(path: Path | str = DEFAULT_TOPICS, split: str | None = None) -> 
 
 
 def topic_filters(topic: dict):
-    """A gold topic's filters (decision, area, author) as rag.filters.Filters."""
-    from rag.filters import Filters
+    """A gold topic's filters (decision, area, author) as rag.retrieval.filters.Filters."""
+    from rag.retrieval.filters import Filters
 
     fs = topic.get("filters") or {}
     return Filters.of(*(fs.get(k) for k in ("decision", "area", "author")))
@@ -56,7 +56,7 @@ def topic_filters(topic: dict):
 
 def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[list[dict], float]:
     """List every topic with no bar: rows of (paper id, score) best first, candidates and seconds."""
-    from rag.lister import list_papers
+    from rag.shapes.lister import list_papers
 
     t0 = time.perf_counter()
     list_papers(retriever, "warm-up topic")  # BM25 load and first-call costs, not a list's time
@@ -89,15 +89,15 @@ def _label(paper, rel: set[str], neg: set[str], f) -> float:
 
 
 def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1.0) -> dict:
-    """The lister's logistic model (rag.list_score), fitted on the judged candidates of `topics` (the
+    """The lister's logistic model (rag.shapes.list_score), fitted on the judged candidates of `topics` (the
     calibration half), and its bar chosen by leave-one-topic-out: each topic scored by a model fitted on
     the others, the bar with the best `balance` of mean recall and judged precision. Returns the settings
     (lister_model, lister_model_intercept, lister_min_score) and the leave-one-out table."""
     import numpy as np
 
-    from rag.filters import Filters
-    from rag.list_score import FEATURES, fit_logistic, model_of, probability
-    from rag.lister import candidate_features, candidates
+    from rag.retrieval.filters import Filters
+    from rag.shapes.list_score import FEATURES, fit_logistic, model_of, probability
+    from rag.shapes.lister import candidate_features, candidates
 
     data = []  # per topic: (features, their matrix, labels: 1, 0 or nan, relevant count)
     for t in topics:
@@ -221,9 +221,9 @@ def main(
     """List every topic, choose the bar on the calibration half (unless `bar` is given), report both
     halves; writes OUT/report.json, OUT/report.md and OUT/rows.jsonl. `fit`: first fit the lister's model
     on the calibration topics (`fit_model`, written to OUT/lister_model.json) and report with it."""
-    from rag.index import Index
-    from rag.minilm import QueryEmbedder
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.models.minilm import QueryEmbedder
+    from rag.retrieval.retrieve import Retriever
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -286,10 +286,10 @@ def main(
 
 
 def coverage(retriever, topics: list[dict], absent: list[dict]) -> dict:
-    """`rag list` as a user runs it (rag.lister.find: the bar, then the empty-list check): which gold topics
+    """`rag list` as a user runs it (rag.shapes.lister.find: the bar, then the empty-list check): which gold topics
     come back empty (none should) and which topics no paper is about do (all should); an empty list is
     given with the words its closest papers lack (or "-" when none clears the bar)."""
-    from rag.lister import find
+    from rag.shapes.lister import find
 
     def lacking(t: dict) -> list[str]:
         res = find(retriever, t["topic"], topic_filters(t))

@@ -20,7 +20,7 @@ A cross-encoder fine-tuned from the packaged MiniLM with sentence-transformers' 
 
 Deterministic for a seed and a thread count. Writes OUT (int8 layers with a float scale per row, the word
 embeddings left to the packaged model, 11 MB) and OUT.json (its sha256, the command, counts, timings and the
-dev pairs' figures). It reads a topic with a paper's `passage` on numpy (rag.minilm), no torch.
+dev pairs' figures). It reads a topic with a paper's `passage` on numpy (rag.models.minilm), no torch.
 
 `--evaluate OUT`: the lister's candidates for every gold topic (eval/data/list_topics*.jsonl), the model's
 probability for those the lister's own model puts at `--floor` or more, a logistic stack of the two fitted on
@@ -43,8 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.list_score import STATES, topic_parts
-from rag.minilm import Encoder, base_weights
+from rag.models.minilm import Encoder, base_weights
+from rag.shapes.list_score import STATES, topic_parts
 from rag.text import WORD, stem, stopwords
 from rag.types import Paper
 
@@ -70,7 +70,7 @@ def sha256(path: Path) -> str:
 
 
 class Relevance(Encoder):
-    """The trained cross-encoder on numpy: MiniLM's layers (rag.minilm.Encoder), its pooler and classifier."""
+    """The trained cross-encoder on numpy: MiniLM's layers (rag.models.minilm.Encoder), its pooler and classifier."""
 
     @classmethod
     def load(cls, path: Path) -> Relevance:
@@ -104,7 +104,7 @@ class Relevance(Encoder):
 
 def load_papers() -> list[Paper]:
     """The bundled conference's papers with a real abstract (placeholders under 100 characters dropped)."""
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
     from rag.settings import CONFERENCE_FILE
 
     return [p for p in read_file(CONFERENCE_FILE) if len(p.text) >= 100 and p.title]
@@ -392,7 +392,7 @@ def split(rows: list[dict], dev_share: float, seed: int) -> tuple[list[dict], li
 
 def paper_vectors(papers: list[Paper], data_dir: str | None) -> np.ndarray:
     """Each paper's stored vector from the conference index (rows in `papers` order; zeros when missing)."""
-    from rag.index import Index
+    from rag.index.index import Index
     from rag.settings import Settings
 
     s = Settings(**({"data_dir": data_dir} if data_dir else {}))
@@ -414,7 +414,7 @@ def train(rows: list[dict], out: Path, seed: int, epochs: float, batch: int, lr:
     )
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from rag.embedder import embedder_path
+    from rag.models.embedder import embedder_path
 
     torch.manual_seed(seed)
     model = CrossEncoder(str(embedder_path()), num_labels=1, max_length=MAX_TOKENS, device="cpu")
@@ -507,12 +507,12 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
     and judged precision of the lister alone at its bar and of the stack at the bar chosen on calibration,
     and the model's calls per list (candidates at `floor` or more) and seconds per call."""
     from eval.lists import DEFAULT_TOPICS, _label, balance, load_topics, topic_filters
-    from rag.index import Index
-    from rag.list_score import fit_logistic
-    from rag.lister import list_papers
-    from rag.minilm import QueryEmbedder
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.models.minilm import QueryEmbedder
+    from rag.retrieval.retrieve import Retriever
     from rag.settings import Settings
+    from rag.shapes.list_score import fit_logistic
+    from rag.shapes.lister import list_papers
 
     s = Settings(**({"data_dir": data_dir} if data_dir else {}))
     s = s.model_copy(update={"collection": s.conference_collection})

@@ -32,7 +32,7 @@ app = typer.Typer(
 
 def _open_index(settings: Settings):
     """The store, checked before any model loads: missing or broken -> one line, nothing created."""
-    from rag.index import Index
+    from rag.index.index import Index
 
     index = Index(settings)
     index.require()
@@ -79,7 +79,7 @@ def _retrieved(item) -> None:
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
-    from rag.hygiene import strip_controls
+    from rag.reading.hygiene import strip_controls
     from rag.types import Answer, Retrieved
 
     live = not json_out and sys.stderr.isatty()
@@ -114,7 +114,7 @@ def _question_filters(engine, question: str) -> tuple[str, dict]:
     """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
     "papers by NAME") filters this question's retrieval (as on the page: the next question is read
     afresh); says so on stderr. Returns the question to ask and the engine's keyword for the filter."""
-    from rag.filters import filters_from_question
+    from rag.retrieval.filters import filters_from_question
 
     if engine.retriever.filters:  # the flags' filter holds for every question
         return question, {}
@@ -148,8 +148,8 @@ def ingest(
     settings: Settings,
 ):
     """Chunk, embed and store abstracts. Re-running skips unchanged abstracts; a damaged index is rebuilt."""
-    from rag.corpus import Limits, read_corpus
-    from rag.index import Index
+    from rag.index.index import Index
+    from rag.ingest.corpus import Limits, read_corpus
     from rag.settings import SEEDS_DIR
 
     s = settings
@@ -189,7 +189,7 @@ def bundle_vectors(
     settings: Settings,
 ):
     """Write the conference index's chunk vectors (or --collection's) into the bundle `ingest` reuses."""
-    from rag import vector_bundle
+    from rag.ingest import vector_bundle
     from rag.settings import VECTOR_BUNDLE
 
     s = for_conference(settings, explicit=collection_flag(settings))
@@ -209,8 +209,8 @@ def bundle_vectors(
 @with_settings(*ANSWERING, "max_new_tokens")
 def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     """Answer one question with citations."""
-    from rag.catalog import describe_indexed
-    from rag.hygiene import validate_question
+    from rag.ingest.catalog import describe_indexed
+    from rag.reading.hygiene import validate_question
 
     q = validate_question(question, settings.max_question_chars)  # before any model loads
     engine = _engine(settings, _open_index(settings))
@@ -232,15 +232,16 @@ def summarize(
     settings: Settings,
 ):
     """A citation-backed summary of the indexed papers on a topic."""
-    from rag.hygiene import validate_question
-    from rag.summarize import to_markdown
+    from rag.export import answer_markdown
+    from rag.reading.hygiene import validate_question
 
     t = validate_question(topic, settings.max_question_chars)
     if markdown and not markdown.parent.is_dir():
         raise UserError(f"--markdown {markdown}: the folder {markdown.parent} does not exist.")
     ans = _run(_engine(settings, _open_index(settings)), t, None, json_out, task="summarize")
     if markdown:
-        markdown.write_text(to_markdown(ans), encoding="utf-8")
+        # the answer, then its numbered references (authors, decision, OpenReview URL)
+        markdown.write_text(answer_markdown([ans], chat=False), encoding="utf-8")
 
 
 @app.command()
@@ -248,7 +249,7 @@ def summarize(
 @with_settings(*ANSWERING)
 def chat(*, settings: Settings):
     """A terminal conversation; follow-up questions use the history. Ctrl-D to leave."""
-    from rag.hygiene import validate_question
+    from rag.reading.hygiene import validate_question
 
     engine = _engine(settings, _open_index(settings))
     echo("Loading models…", err=True)
@@ -349,10 +350,10 @@ def serve(
 
 
 def _retriever(settings: Settings):
-    """The index and a torch-free query embedder (rag.minilm): a list embeds only a few short texts, and
+    """The index and a torch-free query embedder (rag.models.minilm): a list embeds only a few short texts, and
     importing torch and sentence-transformers would cost 6-7 s of a cold start."""
-    from rag.minilm import QueryEmbedder
-    from rag.retrieve import Retriever
+    from rag.models.minilm import QueryEmbedder
+    from rag.retrieval.retrieve import Retriever
 
     return Retriever(_open_index(settings), QueryEmbedder(settings), settings)
 
@@ -379,7 +380,7 @@ def list_cmd(
     settings: Settings,
 ):
     """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
 
     filters = Filters.of(settings.decision, settings.area, settings.author)
     if not topic.strip() and not filters.author:
@@ -401,7 +402,7 @@ def author(
     settings: Settings,
 ):
     """An author's papers (decision, area) and their co-authors in the corpus: `rag list --author NAME`."""
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
 
     _list(
         settings,
@@ -429,20 +430,20 @@ def similar(
     settings: Settings,
 ):
     """The papers nearest to one paper in the conference (cosine of their abstracts' vectors)."""
-    from rag.filters import Filters
-    from rag.similar import like_topic
+    from rag.retrieval.filters import Filters
+    from rag.retrieval.similar import like_topic
 
     filters = Filters.of(settings.decision, settings.area, settings.author)
     _list(settings, like_topic(paper_id), filters, json_out, csv_file, bibtex, markdown, limit)
 
 
 def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit) -> None:
-    """`rag list`, `rag author` and `rag similar`: rag.lister.find (Find papers' lister), then print/export."""
+    """`rag list`, `rag author` and `rag similar`: rag.shapes.lister.find (Find papers' lister), then print/export."""
     from rag import export
-    from rag.filters import Filters
-    from rag.hygiene import validate_question
-    from rag.lister import find
     from rag.prompts import AT_LEAST
+    from rag.reading.hygiene import validate_question
+    from rag.retrieval.filters import Filters
+    from rag.shapes.lister import find
 
     if topic.strip():
         topic = validate_question(topic, settings.max_question_chars)

@@ -135,7 +135,7 @@ def eval_fit_cmd(
         float, typer.Option(help="Share of answerable questions a caveat on what was asked may take.")
     ] = 0.06,
 ):
-    """Fit the outcome's refusal and caveat bars (rag.outcome) and score them leave one question file out.
+    """Fit the outcome's refusal and caveat bars (rag.grounding.outcome) and score them leave one question file out.
     Writes fit.json/.md with the settings to paste."""
     import eval.fit
 

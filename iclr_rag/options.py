@@ -160,7 +160,7 @@ def with_settings(*names: str):
 
 def echo(text: str = "", err: bool = False) -> None:
     """typer.echo of text that may hold corpus or model text: terminal control sequences out."""
-    from rag.hygiene import strip_controls
+    from rag.reading.hygiene import strip_controls
 
     typer.echo(strip_controls(str(text)), err=err)
 

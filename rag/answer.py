@@ -10,21 +10,22 @@ import re
 import time
 from collections.abc import Iterator
 
-from rag import prompts, tables
-from rag.cite import Judge, bind, clean_claim
-from rag.embedder import get_embedder
+from rag import prompts
 from rag.errors import UserError
-from rag.evidence import EvidenceSet, blocks, quote_sentences, select
-from rag.gaps import unknown_words
-from rag.hygiene import check_question, is_instruction_only
-from rag.index import Index
-from rag.list_answer import list_answer
-from rag.models import LLM, load_llm
-from rag.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
-from rag.reading import Reader, Reading
-from rag.reply import Reply
-from rag.retrieve import Retriever
+from rag.grounding.cite import Judge, bind, clean_claim
+from rag.grounding.evidence import EvidenceSet, blocks, quote_sentences, select
+from rag.grounding.gaps import unknown_words
+from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
+from rag.grounding.reply import Reply
+from rag.index.index import Index
+from rag.models.embedder import get_embedder
+from rag.models.generator import LLM, load_llm
+from rag.reading.hygiene import check_question, is_instruction_only
+from rag.reading.reader import Reader, Reading
+from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
+from rag.shapes import tables
+from rag.shapes.list_answer import list_answer
 from rag.text import content_words, retyped
 from rag.types import Answer, Caveat, Hit, Retrieved, Sentence, final_answer
 
@@ -58,7 +59,7 @@ class Engine:
 
     def ingest(self, paths=None, progress: bool = False, on_progress=None):
         """Parse every file first (a bad file stops all), then index; BM25 rebuilds on next query."""
-        from rag.corpus import expand_paths, read_file
+        from rag.ingest.corpus import expand_paths, read_file
         from rag.settings import SEEDS_DIR
 
         papers = [p for f in expand_paths(paths or [SEEDS_DIR]) for p in read_file(f)]
@@ -125,7 +126,7 @@ class Engine:
         return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
 
     def read(self, question: str, history=None, top_k=None, mode=None, filters=None) -> Reading:
-        """How the question is read (rag.reading), retrieval checking a chat follow-up."""
+        """How the question is read (rag.reading.reader), retrieval checking a chat follow-up."""
         k, mode = top_k or self.settings.top_k, mode or self.settings.mode
 
         def retrieve(q: str, f) -> list[Hit]:
@@ -145,7 +146,7 @@ class Engine:
         filters=None,
     ) -> Iterator[str | Retrieved | Caveat | Answer]:
         """Yield `Retrieved`, then caveats and text deltas, then exactly one `Answer`. `filters`
-        (rag.filters.Filters; default: the retriever's, or one the question names) keeps only matching papers."""
+        (rag.retrieval.filters.Filters; default: the retriever's, or one the question names) keeps only matching papers."""
         s = self.settings
         question = check_question(question, s.max_question_chars)
         self._require_index()
@@ -157,7 +158,7 @@ class Engine:
         if task == "summarize":
             reading.shape = "summary"
         if reading.shape == "summary":
-            from rag.summarize import summarize_stream
+            from rag.shapes.summarize import summarize_stream
 
             yield from summarize_stream(self, reading, top_k=top_k, mode=mode, question=question)
             return

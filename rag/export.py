@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag.filters import decision_class
 from rag.prompts import NOT_FOUND, REFUSAL
+from rag.retrieval.filters import decision_class
 from rag.types import Paper
 
 

@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS_DIR = REPO_ROOT / "seeds"
 # Every ICLR 2025 submission, bundled (seeds/ICLR2025_SOURCE.md); `rag ingest --conference` indexes it.
 CONFERENCE_FILE = SEEDS_DIR / "iclr2025.jsonl.gz"
-# Its chunk vectors, made by `rag bundle-vectors` from a conference index (rag.vector_bundle).
+# Its chunk vectors, made by `rag bundle-vectors` from a conference index (rag.ingest.vector_bundle).
 VECTOR_BUNDLE = SEEDS_DIR / "iclr2025.vectors.npz"
 
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -94,7 +94,7 @@ class StorageSettings(BaseModel):
     )
     vector_bundle: Path | None = D(
         VECTOR_BUNDLE,
-        "Shipped chunk vectors (rag.vector_bundle): a paper whose vector_hash (text, title, chunking, embedder "
+        "Shipped chunk vectors (rag.ingest.vector_bundle): a paper whose vector_hash (text, title, chunking, embedder "
         "name and window) is in it is stored with them instead of being embedded; empty = embed everything. "
         "int8 rows of the float32 vectors: mean cosine 0.99997 (min 0.99992) over the 24,132 conference chunks.",
     )
@@ -201,7 +201,7 @@ class RetrievalSettings(BaseModel):
 
 
 class GroundingSettings(BaseModel):
-    """The support judge, the outcome decision (rag.outcome) and the answer's evidence."""
+    """The support judge, the outcome decision (rag.grounding.outcome) and the answer's evidence."""
 
     support_threshold: float = D(0.55, "Judge score (0-1) at which an evidence sentence supports a claim.")
     judge_cos_weight: float = D(0.5, "Judge: weight of embedding cosine (the rest is content-word overlap).")
@@ -243,7 +243,7 @@ class GroundingSettings(BaseModel):
             "aspect": (0.04223, 0.20112, 0.50401),
         },
         "A part not stated: feature -> (mean, sd, weight) of a logistic model over a part's evidence "
-        "(rag.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
+        "(rag.grounding.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
         "sentence's score, the rarity of its words they miss, ...) (`rag eval-fit`).",
     )
     caveat_intercept: float = D(-0.14998, "A part not stated: the logistic model's intercept.")
@@ -270,7 +270,7 @@ class GroundingSettings(BaseModel):
     list_aspect_gain: float = D(
         0.06,
         "Lister: a paper lacks part of a topic when the words of the topic it never uses pull the topic "
-        "away from it by this much cosine (rag.gaps.missing_aspects).",
+        "away from it by this much cosine (rag.grounding.gaps.missing_aspects).",
     )
     list_max: int = D(10, "List answers: at most this many lines (the lister gives complete lists).")
     list_closest: int = D(3, "List answers that find no paper on every part of the topic: the closest shown.")
@@ -302,7 +302,7 @@ class GenerationSettings(BaseModel):
 
 
 class ConversationSettings(BaseModel):
-    """Whether a question leans on the chat (rag.reading): the words' reading, checked by retrieval."""
+    """Whether a question leans on the chat (rag.reading.reader): the words' reading, checked by retrieval."""
 
     condense_check: bool = D(
         True,
@@ -348,7 +348,7 @@ class ListSettings(BaseModel):
     lister_scoring: Literal["model", "paper", "sentence"] = D(
         "model",
         "model: a logistic model over the topic against each candidate's stored paper vector, its words and its "
-        "retrieval rank (rag.list_score; nothing embedded per paper); paper: cosine and word share blended; "
+        "retrieval rank (rag.shapes.list_score; nothing embedded per paper); paper: cosine and word share blended; "
         "sentence: every abstract sentence embedded and judged (too slow for hundreds of candidates).",
     )
     lister_model: dict[str, tuple[float, float, float]] = D(
@@ -380,7 +380,7 @@ class ListSettings(BaseModel):
     )
     lister_cover_check: int = D(
         5,
-        "A list is empty when each of its first this many papers lacks part of the topic (rag.gaps, with "
+        "A list is empty when each of its first this many papers lacks part of the topic (rag.grounding.gaps, with "
         "list_aspect_gain): a topic no paper is about has closest papers, not matching ones. 0: no check.",
         ge=0,
     )

@@ -15,7 +15,7 @@ _OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 @dataclass
 class Paper:
-    paper_id: str  # OpenReview id where known, else "<file stem>#<index>-<abstract hash>" (rag.corpus)
+    paper_id: str  # OpenReview id where known, else "<file stem>#<index>-<abstract hash>" (rag.ingest.corpus)
     text: str  # the full abstract
     source_file: str
     index: int  # 0-based among the abstracts of its file (header excluded)
@@ -118,7 +118,7 @@ class Caveat:
 
     code: str
     text: str
-    part: int | None = None  # the question part (rag.reading.Part) it concerns
+    part: int | None = None  # the question part (rag.reading.reader.Part) it concerns
 
     @property
     def missing(self) -> bool:
@@ -150,7 +150,9 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
-    shape: str = "explain"  # explain | which | list | compare | summary | per_paper (rag.reading.shape)
+    shape: str = (
+        "explain"  # explain | which | list | compare | summary | per_paper (rag.reading.reader.shape)
+    )
     refusal_reason: str = (
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.models import GenStats
+from rag.models.generator import GenStats
 from rag.settings import SEEDS_DIR, Settings
 from rag.types import Paper
 
@@ -149,7 +149,7 @@ def fake_llm():
 
 @pytest.fixture(scope="session")
 def embedder():
-    from rag.embedder import get_embedder
+    from rag.models.embedder import get_embedder
 
     return get_embedder(Settings())
 
@@ -161,7 +161,7 @@ def make_settings(data_dir: Path, **kw) -> Settings:
 @pytest.fixture(scope="session")
 def judge(embedder):
     """The support judge over the real embedder (read-only, shared)."""
-    from rag.cite import Judge
+    from rag.grounding.cite import Judge
 
     return Judge(embedder)
 
@@ -173,7 +173,7 @@ def settings(tmp_path) -> Settings:
 
 @pytest.fixture(scope="session")
 def seed_papers():
-    from rag.corpus import expand_paths, read_file
+    from rag.ingest.corpus import expand_paths, read_file
 
     return [p for f in expand_paths([SEEDS_DIR]) for p in read_file(f)]
 
@@ -181,7 +181,7 @@ def seed_papers():
 @pytest.fixture(scope="session")
 def seed_data_dir(tmp_path_factory, embedder, seed_papers) -> Path:
     """A data dir with the 38 seeds ingested once per session (tests must not write to it)."""
-    from rag.index import Index
+    from rag.index.index import Index
 
     d = tmp_path_factory.mktemp("seed-data")
     Index(make_settings(d)).ingest(seed_papers, embedder, progress=False)
@@ -260,7 +260,7 @@ SAMPLE_PER_DECISION = {
 
 @pytest.fixture(scope="session")
 def conference_papers():
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
     from rag.settings import CONFERENCE_FILE
 
     return read_file(CONFERENCE_FILE)
@@ -283,7 +283,7 @@ def sample_papers(conference_papers):
 @pytest.fixture(scope="session")
 def sample_data_dir(tmp_path_factory, embedder, sample_papers) -> Path:
     """A data dir with the 300 sampled conference papers ingested once per session (read-only)."""
-    from rag.index import Index
+    from rag.index.index import Index
 
     d = tmp_path_factory.mktemp("sample-data")
     Index(make_settings(d)).ingest(sample_papers, embedder, progress=False)
@@ -292,8 +292,8 @@ def sample_data_dir(tmp_path_factory, embedder, sample_papers) -> Path:
 
 @pytest.fixture
 def sample_retriever(sample_data_dir, embedder):
-    from rag.index import Index
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.retrieval.retrieve import Retriever
 
     s = make_settings(sample_data_dir)
     return Retriever(Index(s), embedder, s)

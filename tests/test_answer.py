@@ -210,7 +210,7 @@ def test_a_clean_generated_lead_is_shown_first_and_a_broken_one_never(seed_engin
 
 
 def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers):
-    from rag.index import Index
+    from rag.index.index import Index
 
     cel = next(p for p in seed_papers if (p.source_file, p.index) == CELCOMEN)
     evil = replace(

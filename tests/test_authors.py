@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from iclr_rag.cli import app
-from rag.authors import author_papers, author_view
-from rag.filters import fold
+from rag.retrieval.authors import author_papers, author_view
+from rag.retrieval.filters import fold
 from rag.types import Paper
 from ui import find
 

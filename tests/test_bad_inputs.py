@@ -40,7 +40,7 @@ def test_undecodable_question_is_one_line(tmp_path, no_models, cmd):
 
 
 def test_an_undecodable_chat_line_does_not_end_the_chat(monkeypatch, tmp_path):
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
 
     seen = []
 
@@ -128,7 +128,7 @@ def test_ctrl_c_says_so_and_exits_130(monkeypatch, tmp_path):
     def interrupted(*a, **kw):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("rag.corpus.expand_paths", interrupted)
+    monkeypatch.setattr("rag.ingest.corpus.expand_paths", interrupted)
     r, err = _rag(["ingest", "--data-dir", str(tmp_path)])
     assert r.exit_code == 130 and err.startswith("interrupted") and "resumes" in err
 
@@ -165,7 +165,7 @@ def test_json_output_escapes_c1_controls():
 
 def test_rag_list_prints_no_terminal_controls(tmp_path, monkeypatch, embedder, fake_llm):
     from rag.answer import Engine
-    from rag.index import Index
+    from rag.index.index import Index
     from rag.settings import Settings
 
     s = Settings(data_dir=tmp_path / "d")

@@ -187,7 +187,7 @@ def test_real_serve_worker_times_the_engines_own_prompt(seed_data_dir):
 def test_the_scale_index_is_read_from_the_collection_that_holds_it(tmp_path, fake_embedder, tiny_papers):
     """`rag ingest --conference` fills the conference's collection: the bench times that one, not the
     empty default (whose BM25 side once crashed over no chunks)."""
-    from rag.index import Index
+    from rag.index.index import Index
     from tests.conftest import make_settings
 
     d = tmp_path / "data"

@@ -1,4 +1,4 @@
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter
+from rag.ingest.chunk import chunk_paper, content_hash, embed_text, make_splitter
 from rag.settings import Settings
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.cite import bind, clean_claim, split_markers
+from rag.grounding.cite import bind, clean_claim, split_markers
 from rag.types import Hit, Paper
 from tests.conftest import CEL, RL
 

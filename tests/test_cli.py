@@ -36,7 +36,7 @@ def test_bad_file_ingests_nothing(tmp_path):
     assert r.returncode == 2 and "bad.jsonl:2" in r.stderr and "Traceback" not in r.stderr
     r = rag("ingest", str(tmp_path / "missing.txt"), data_dir=tmp_path / "d")
     assert r.returncode == 2 and "missing.txt: file not found" in r.stderr
-    from rag.index import Index
+    from rag.index.index import Index
     from rag.settings import Settings
 
     assert Index(Settings(data_dir=tmp_path / "d")).count() == 0
@@ -68,7 +68,7 @@ def test_invalid_input_is_rejected_before_any_model_loads(tmp_path, monkeypatch)
         raise AssertionError("models must not load for invalid input")
 
     monkeypatch.setattr(cli, "_engine", no_models)
-    monkeypatch.setattr("rag.embedder.get_embedder", no_models)
+    monkeypatch.setattr("rag.models.embedder.get_embedder", no_models)
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "d"))
     runner = CliRunner()
     cases = [
@@ -123,7 +123,7 @@ def _readonly_rag(data, *args):
 
 
 def test_read_only_data_dir_says_so_in_one_line(tmp_path, fake_embedder, tiny_papers):
-    from rag.index import Index
+    from rag.index.index import Index
     from rag.settings import Settings
 
     Index(Settings(data_dir=tmp_path)).ingest(tiny_papers, fake_embedder, progress=False)
@@ -144,7 +144,7 @@ def test_conference_flag_reads_its_own_collection_and_says_how_to_fill_it(tmp_pa
 
 
 def test_bundle_vectors_writes_what_ingest_reuses_and_says_when_nothing_is_stored(tmp_path):
-    from rag.vector_bundle import VectorBundle
+    from rag.ingest.vector_bundle import VectorBundle
 
     out = tmp_path / "v.npz"
     r = rag("bundle-vectors", "--out", str(out), data_dir=tmp_path / "empty")
@@ -205,7 +205,7 @@ def test_an_unsupported_sentence_is_marked_where_it_stands(capsys):
 
 def test_ask_json_reports_the_filter_the_question_applied(capsys):
     from iclr_rag.cli import _run
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
     from rag.types import Answer
 
     class Stub:
@@ -223,7 +223,7 @@ def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tm
     from typer.testing import CliRunner
 
     import iclr_rag.cli as cli
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
     from rag.types import Answer
 
     seen = []

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from rag.catalog import describe_indexed
-from rag.corpus import expand_paths, read_file
 from rag.errors import CorpusError
+from rag.ingest.catalog import describe_indexed
+from rag.ingest.corpus import expand_paths, read_file
 from rag.settings import CONFERENCE_FILE, SEEDS_DIR
 
 

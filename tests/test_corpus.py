@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from rag.corpus import expand_paths, read_file
 from rag.errors import CorpusError
+from rag.ingest.corpus import expand_paths, read_file
 
 
 def test_seed_files_parse_with_metadata(seed_papers):
@@ -195,7 +195,7 @@ def test_lone_surrogate_and_deep_nesting_name_the_line(tmp_path):
 def test_limits_on_one_ingest(tmp_path):
     import gzip
 
-    from rag.corpus import Limits, read_corpus
+    from rag.ingest.corpus import Limits, read_corpus
 
     f = tmp_path / "c.jsonl"
     f.write_text(

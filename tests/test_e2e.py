@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def real_llm():
-    from rag.models import load_llm
+    from rag.models.generator import load_llm
     from rag.settings import Settings
 
     return load_llm("qwen0.5b", Settings())
@@ -39,7 +39,7 @@ def test_cli_ask_json_cites_celcomen_on_a_fresh_data_dir(tmp_path, rag_cli, monk
     assert all(c["quote"] for c in d["citations"])
     assert d["timings"]["generate_s"] > 0  # the lead was generated (and shown only if clean)
     # every sentence not quoted verbatim is a clean claim contained in what it cites
-    from rag.cite import clean_claim
+    from rag.grounding.cite import clean_claim
 
     quotes = {c["n"]: c["quote"] for c in d["citations"]}
     for x in d["sentences"]:
@@ -86,7 +86,7 @@ def test_which_paper_question_is_refused_only_when_no_abstract_covers_it(real_en
 
 def test_injected_abstract_does_not_change_an_unrelated_answer(tmp_path, embedder, real_llm, seed_papers):
     from rag.answer import Engine
-    from rag.index import Index
+    from rag.index.index import Index
 
     evil = replace(
         seed_papers[0],

@@ -1,4 +1,4 @@
-"""rag/embedder.py embedder backends: the ONNX path batches by token length yet returns vectors in input
+"""rag/models/embedder.py embedder backends: the ONNX path batches by token length yet returns vectors in input
 order, equal to unbatched ones; it is exported once into model_cache; without onnxruntime it falls back to
 torch; int8 vectors carry their own embedder name (so a store re-embeds rather than mixing vectors); the
 torch embedder computes in bfloat16 only where the CPU does so natively, with float32's vectors and name."""
@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from rag import embedder  # noqa: E402
+from rag.models import embedder  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 TEXTS = [

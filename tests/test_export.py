@@ -10,7 +10,7 @@ import pytest
 
 from rag import export
 from rag.export import to_bibtex, to_csv, to_markdown
-from rag.lister import Listed
+from rag.shapes.lister import Listed
 from rag.types import Answer, Citation, Hit, Paper, Sentence
 from tests.ui_support import FakeEngine, xss_paper
 

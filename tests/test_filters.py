@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import UserError
-from rag.filters import Filters, decision_class, filters_from_question
+from rag.retrieval.filters import Filters, decision_class, filters_from_question
 from rag.types import Paper
 
 

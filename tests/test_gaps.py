@@ -1,6 +1,6 @@
-"""rag/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
+"""rag/grounding/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
 
-from rag.gaps import _absent_runs, missing_aspects, unknown_words
+from rag.grounding.gaps import _absent_runs, missing_aspects, unknown_words
 
 PRECONDITIONER = (
     "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
@@ -96,7 +96,7 @@ def test_unknown_words_are_the_topics_words_no_abstract_uses_in_any_spelling():
 
 
 def test_a_task_asked_of_a_paper_doing_another_is_a_swap():
-    from rag.gaps import swapped_task, tasks
+    from rag.grounding.gaps import swapped_task, tasks
 
     assert tasks("Text-to-image synthesis and object detectors") == {"generation", "detection"}
     detection = "An interactive state space model for 3D object detection."

@@ -1,9 +1,9 @@
-"""rag/hygiene.py: cleaned questions, instruction-only detection, inert Markdown (issue 14, defect 8)."""
+"""rag/reading/hygiene.py: cleaned questions, instruction-only detection, inert Markdown (issue 14, defect 8)."""
 
 import pytest
 
 from rag.errors import UserError
-from rag.hygiene import clean_question, is_instruction_only, safe_markdown_text, validate_question
+from rag.reading.hygiene import clean_question, is_instruction_only, safe_markdown_text, validate_question
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ def test_safe_markdown_text():
 
 def test_a_lone_surrogate_from_the_page_becomes_a_replacement_character():
     # the page and the raw API send text as is; a lone surrogate cannot be encoded anywhere downstream
-    from rag.hygiene import clean_question
+    from rag.reading.hygiene import clean_question
 
     q = clean_question("What does \udc00Celcomen do?")
     assert q == "What does \ufffdCelcomen do?" and q.encode("utf-8")

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from rag.errors import UserError
-from rag.index import Index
+from rag.index.index import Index
 from rag.settings import Settings
 
 
@@ -20,7 +20,7 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
     for c in chunks + [c for c, _ in found]:
         assert c.text and c.text == by_id[c.paper_id].text[c.start : c.end]
     # a chunk record left from another version of the abstract (killed before its commit marker) is skipped
-    from rag.chunk import stored_chunk as _chunk
+    from rag.ingest.chunk import stored_chunk as _chunk
 
     c = chunks[0]
     meta = {"paper_id": c.paper_id, "start": c.start, "end": c.end}
@@ -39,7 +39,7 @@ def test_server_mode_uses_the_same_code(chroma_server, tmp_path, embedder, seed_
     assert not (tmp_path / "d" / "chroma").exists()  # nothing stored locally
     again = Index(s).ingest(seed_papers, embedder, progress=False)
     assert again.added == 0 and again.skipped == rep.chunks
-    from rag.retrieve import Retriever
+    from rag.retrieval.retrieve import Retriever
 
     hits = Retriever(Index(s), embedder, s).retrieve("What does Celcomen do?", 3, "hybrid")
     assert (hits[0].paper.source_file, hits[0].paper.index) == ("000_e01d3feec203c69d.txt", 1)
@@ -96,7 +96,7 @@ def _internal(msg):
 )
 def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, expect):
     from rag.errors import StorageError
-    from rag.store import storage_errors
+    from rag.index.store import storage_errors
 
     s = Settings(data_dir=tmp_path / "data", chroma_url=url)
     with pytest.raises(StorageError, match=expect) as got:
@@ -108,7 +108,7 @@ def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, e
 
 
 def test_unknown_errors_pass_through(tmp_path):
-    from rag.store import storage_errors
+    from rag.index.store import storage_errors
 
     with pytest.raises(KeyError):
         with storage_errors(Settings(data_dir=tmp_path)):

@@ -1,4 +1,4 @@
-"""rag.ingest through Index.ingest: idempotent re-ingest, replaced and removed abstracts, crash safety,
+"""rag.ingest.pipeline through Index.ingest: idempotent re-ingest, replaced and removed abstracts, crash safety,
 per-file stale clean-up, one ingest at a time."""
 
 import json
@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from rag.errors import UserError
-from rag.index import Index
+from rag.index.index import Index
 from rag.settings import Settings
 
 
@@ -126,7 +126,7 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
 
 def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(tmp_path, settings, embedder):
     """Stale clean-up is per source file identity, not per basename (it used to delete the other file's papers)."""
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
 
     rows = [
         {"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic number {i}. It works well."}
@@ -171,8 +171,8 @@ def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_em
 
 def test_the_same_papers_from_another_file_are_relabelled_not_embedded_again(tmp_path, settings, embedder):
     """A corpus moved or renamed keeps its vectors: only the chunk and paper records' metadata change."""
-    from rag.corpus import read_file
-    from rag.retrieve import Retriever
+    from rag.ingest.corpus import read_file
+    from rag.retrieval.retrieve import Retriever
 
     topics = ["graph neural networks", "protein folding", "speech recognition", "robot grasping"]
     rows = [

@@ -1,4 +1,4 @@
-"""List-shaped answers (rag/list_answer.py) come from the lister: a count, the first `list_max`, and
+"""List-shaped answers (rag/shapes/list_answer.py) come from the lister: a count, the first `list_max`, and
 citations that are verifiable (quote = the abstract at its offsets)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_a_list_answer_uses_the_lister(sample_data_dir, embedder):
 
 
 def test_a_list_answer_keeps_the_request_filters(sample_data_dir, embedder):
-    from rag.filters import Filters
+    from rag.retrieval.filters import Filters
 
     eng = _engine(sample_data_dir, embedder)
     ans = final_answer(eng.stream(QUESTION, filters=Filters.of("oral")))
@@ -67,6 +67,6 @@ def test_a_follow_up_ordinal_is_the_lists_entry_and_a_plural_asks_every_listed_p
 
 
 def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():
-    from rag.gaps import to_cover
+    from rag.grounding.gaps import to_cover
 
     assert to_cover("Which papers align modalities (e.g., audio-image and image-text)?") == "align modalities"

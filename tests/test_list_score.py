@@ -1,11 +1,11 @@
-"""rag.list_score: the lister's signals on hand-made papers, and the logistic model it is fitted into."""
+"""rag.shapes.list_score: the lister's signals on hand-made papers, and the logistic model it is fitted into."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from rag.list_score import FEATURES, features, fit_logistic, probability, quote, topic_parts
+from rag.shapes.list_score import FEATURES, features, fit_logistic, probability, quote, topic_parts
 from rag.text import content_words
 from rag.types import Hit, Paper
 

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from iclr_rag.cli import app
-from rag.filters import Filters
-from rag.lister import list_papers
+from rag.retrieval.filters import Filters
+from rag.shapes.lister import list_papers
 
 KEYS = {"paper_id", "title", "decision", "primary_area", "authors", "url", "quote", "score"}
 
@@ -132,16 +132,16 @@ def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(
     sample_retriever, monkeypatch
 ):
     """ "recognition and translation": a paper on either covers its word; only words every one of the best
-    papers lacks empty the list, in the topic's order (rag.gaps faked: the rule over its gaps is tested)."""
-    import rag.gaps
-    from rag.lister import uncovered
+    papers lacks empty the list, in the topic's order (rag.grounding.gaps faked: the rule over its gaps is tested)."""
+    import rag.grounding.gaps
+    from rag.shapes.lister import uncovered
 
     listed = list_papers(sample_retriever, "reinforcement learning", check_coverage=False).papers[:3]
     assert len(listed) == 3
     topic = "knitting pattern recognition and translation"
-    monkeypatch.setattr(rag.gaps, "unknown_words", lambda *a: [])
+    monkeypatch.setattr(rag.grounding.gaps, "unknown_words", lambda *a: [])
     monkeypatch.setattr(
-        rag.gaps, "absent_words", lambda *a: {"knitting", "pattern", "recognition", "translation"}
+        rag.grounding.gaps, "absent_words", lambda *a: {"knitting", "pattern", "recognition", "translation"}
     )
     cases = [
         ([["translation"], ["recognition"], ["recognition and translation"]], []),
@@ -157,11 +157,11 @@ def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(
         ([["knitting"], [], ["knitting"]], []),
     ]
     for gaps, lacking in cases:
-        monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a, g=gaps: g)
+        monkeypatch.setattr(rag.grounding.gaps, "missing_aspects", lambda *a, g=gaps: g)
         assert uncovered(sample_retriever, topic, listed) == lacking
     # no word that every text lacks: nothing is embedded or read further
-    monkeypatch.setattr(rag.gaps, "absent_words", lambda *a: set())
-    monkeypatch.setattr(rag.gaps, "missing_aspects", lambda *a: pytest.fail("embedded for nothing"))
+    monkeypatch.setattr(rag.grounding.gaps, "absent_words", lambda *a: set())
+    monkeypatch.setattr(rag.grounding.gaps, "missing_aspects", lambda *a: pytest.fail("embedded for nothing"))
     assert uncovered(sample_retriever, topic, listed) == []
 
 

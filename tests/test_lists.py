@@ -37,8 +37,8 @@ def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
     """Topics judged by a rule a reader could apply (the topic word in the title: relevant; in the abstract
     only: not): the fitted model lists the title papers above the others, and its settings run the lister."""
     from eval.lists import balance, fit_model
-    from rag.list_score import FEATURES
-    from rag.lister import list_papers
+    from rag.shapes.list_score import FEATURES
+    from rag.shapes.lister import list_papers
 
     topics = []
     for i, word in enumerate(("reinforcement", "diffusion", "graph")):

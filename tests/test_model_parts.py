@@ -1,4 +1,4 @@
-"""Parted GGUF profiles (rag/models.py): the optional qwen1.5b is known, a missing part names its install step,
+"""Parted GGUF profiles (rag/models/generator.py): the optional qwen1.5b is known, a missing part names its install step,
 and joining verifies the sha256 with no partial file left. Tiny fake parts; never the 1.1 GB real ones."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import importlib.util
 
 import pytest
 
-from rag import models
 from rag.errors import UserError
+from rag.models import generator as models
 from rag.settings import Settings
 
 

@@ -1,4 +1,4 @@
-"""rag/int8.py: the int8 cache: built once from the fp32 folder, loaded back with the same logits; a corrupt,
+"""rag/models/int8.py: the int8 cache: built once from the fp32 folder, loaded back with the same logits; a corrupt,
 partial or stale cache file is rebuilt, never fatal. A tiny random Qwen2 model, no packaged weights."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from rag import int8  # noqa: E402
+from rag.models import int8  # noqa: E402
 from rag.settings import Settings  # noqa: E402
 
 
@@ -79,7 +79,7 @@ def test_corrupt_int8_cache_is_rebuilt(tmp_path, damage, caplog):
         payload = torch.load(path, weights_only=True)
         payload["key"] = "other"
         torch.save(payload, path)
-    with caplog.at_level("WARNING", logger="rag.int8"):
+    with caplog.at_level("WARNING", logger="rag.models.int8"):
         again = int8.load_int8(folder, s)
     assert "rebuilding" in caplog.text
     assert torch.equal(logits(again, ids), ref)
@@ -109,7 +109,7 @@ def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
 def test_the_gguf_a_folder_came_from_is_part_of_the_key(tmp_path):
     from pathlib import Path
 
-    from rag import models
+    from rag.models import generator as models
 
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder)

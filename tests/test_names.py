@@ -1,8 +1,8 @@
-"""Named terms of a question and whether a text mentions them (rag/names.py)."""
+"""Named terms of a question and whether a text mentions them (rag/retrieval/names.py)."""
 
 import pytest
 
-from rag.names import mentions, name_runs, named_terms
+from rag.retrieval.names import mentions, name_runs, named_terms
 
 
 def test_named_terms_are_names_not_question_words():
@@ -47,7 +47,7 @@ def test_a_hyphenated_name_is_mentioned_with_a_short_symbol_between_its_parts():
 
 
 def test_options_joined_by_or_are_one_group_and_no_two_subjects():
-    from rag.names import alternatives, named_terms
+    from rag.retrieval.names import alternatives, named_terms
 
     groups = lambda q: sorted(sorted(g) for g in alternatives(q, named_terms(q)))  # noqa: E731
     assert groups("Does MR.Q beat TD-MPC2 or DreamerV3 or PPO?") == [

@@ -1,6 +1,6 @@
-"""One lister: Find papers and `rag list` call rag.lister.find with the same topic and filters, so they give
-the same list and count (300 real conference abstracts). `rag list` runs on the numpy embedder (rag.minilm)
-and Find on the engine's sentence-transformers one: queries are encoded by rag.minilm for both
+"""One lister: Find papers and `rag list` call rag.shapes.lister.find with the same topic and filters, so they give
+the same list and count (300 real conference abstracts). `rag list` runs on the numpy embedder (rag.models.minilm)
+and Find on the engine's sentence-transformers one: queries are encoded by rag.models.minilm for both
 (Retriever.encode_query), so the lists are the same to the last digit."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from iclr_rag.cli import app
-from rag.minilm import QueryEmbedder
+from rag.models.minilm import QueryEmbedder
 from rag.settings import Settings
 from ui import find
 
@@ -74,7 +74,7 @@ def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sampl
 
 
 def test_the_numpy_embedder_gives_the_packaged_models_vectors():
-    from rag.embedder import get_embedder
+    from rag.models.embedder import get_embedder
 
     embedder = get_embedder(Settings(embed_dtype="float32"))
     texts = [

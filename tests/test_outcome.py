@@ -1,4 +1,4 @@
-"""rag.outcome: one decision per question, with fakes (a word-overlap judge, hand-made abstracts):
+"""rag.grounding.outcome: one decision per question, with fakes (a word-overlap judge, hand-made abstracts):
 refuse only when nothing is relevant; a caveat with a code for a missing name or an unstated part; every
 other part answered from its own best sentences."""
 
@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from rag.cite import Judge
-from rag.evidence import select
-from rag.outcome import NOTHING_RELEVANT, decide
-from rag.reading import Reader
+from rag.grounding.cite import Judge
+from rag.grounding.evidence import select
+from rag.grounding.outcome import NOTHING_RELEVANT, decide
+from rag.reading.reader import Reader
 from rag.types import Hit, Paper
 from tests.conftest import FakeEmbedder
 

@@ -1,11 +1,11 @@
-"""rag.reading: a question read once into a Reading (shape, parts, names, leaning on the chat)."""
+"""rag.reading.reader: a question read once into a Reading (shape, parts, names, leaning on the chat)."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from rag.filters import Filters
-from rag.reading import Reader, leans, number_asked, parts, pointer, shape, states_switch, topic, words
+from rag.reading.reader import Reader, leans, number_asked, parts, pointer, shape, states_switch, topic, words
+from rag.retrieval.filters import Filters
 from rag.types import Hit, Paper
 
 

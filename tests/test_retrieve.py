@@ -32,8 +32,8 @@ def test_dense_mode_finds_paraphrase(seed_engine):
 
 
 def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp_path, seed_papers):
-    from rag.index import Index
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.retrieval.retrieve import Retriever
 
     s = Settings(data_dir=tmp_path / "d")
     index = Index(s)
@@ -47,8 +47,8 @@ def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp
 
 
 def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tmp_path, seed_papers):
-    from rag.index import Index
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.retrieval.retrieve import Retriever
 
     s = Settings(data_dir=tmp_path / "d", store_check_s=3600)
     ours = Index(s)
@@ -107,8 +107,8 @@ def _cover_retriever(tmp_path, fake_embedder):
 
 def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, **settings):
     """A retriever over papers given as {id: (title, abstract)}, with the fake embedder."""
-    from rag.index import Index
-    from rag.retrieve import Retriever
+    from rag.index.index import Index
+    from rag.retrieval.retrieve import Retriever
     from rag.types import Paper
 
     papers = [
@@ -122,7 +122,7 @@ def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, 
 
 
 def test_an_uncovered_named_term_brings_in_the_paper_that_names_it(tmp_path, fake_embedder):
-    from rag.names import named_terms
+    from rag.retrieval.names import named_terms
 
     r = _cover_retriever(tmp_path, fake_embedder)
     q = "AlphaBench and Zeta Recycle both concern code agents. What does each contribute?"
@@ -181,8 +181,8 @@ def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embed
     named = "How does AlphaBench keep its many text queries cheap?"
     assert order(named, 100.0)[0] == "A0"
     # a name whose first part is a field acronym is a name
-    from rag.names import named_terms
-    from rag.retrieve import boosted
+    from rag.retrieval.names import named_terms
+    from rag.retrieval.retrieve import boosted
 
     assert boosted(named_terms("Does GNN-RAG beat LLM-Pruner on LLM-generated data with GNNs?")) == {
         "gnn-rag",

@@ -8,9 +8,9 @@ import numpy as np
 from typer.testing import CliRunner
 
 from iclr_rag.cli import app
-from rag.filters import Filters
-from rag.index import Index
-from rag.similar import similar
+from rag.index.index import Index
+from rag.retrieval.filters import Filters
+from rag.retrieval.similar import similar
 from tests.conftest import make_settings
 from ui import find
 from ui.sources_html import _paper_meta

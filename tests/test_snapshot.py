@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rag.bm25 import BM25Side
-from rag.index import Index
+from rag.index.index import Index
+from rag.retrieval.bm25 import BM25Side
 
 
 def test_the_snapshot_is_read_from_its_file_until_an_ingest_changes_the_store(

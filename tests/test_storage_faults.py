@@ -15,7 +15,7 @@ import time
 import pytest
 
 from rag.errors import StorageError, UserError
-from rag.index import Index
+from rag.index.index import Index
 from rag.settings import Settings
 from rag.types import Paper
 from tests.conftest import FakeEmbedder
@@ -124,7 +124,7 @@ def test_a_rebuild_cut_off_is_finished_by_the_next_ingest(tiny_papers, tmp_path,
 
 
 def test_a_damaged_bm25_cache_is_rebuilt(tiny_papers, settings):
-    from rag.retrieve import Retriever
+    from rag.retrieval.retrieve import Retriever
 
     index = Index(settings)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
@@ -180,7 +180,7 @@ def test_a_full_disk_error_starts_its_own_line(tiny_papers, tmp_path, monkeypatc
     from typer.testing import CliRunner
 
     import iclr_rag.cli as cli
-    from rag.ingest import Ingest
+    from rag.ingest.pipeline import Ingest
 
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(f'{{"id": "{p.paper_id}", "abstract": "{p.text}"}}\n' for p in tiny_papers))

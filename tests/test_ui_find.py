@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from rag.filters import Filters
+from rag.retrieval.filters import Filters
 from rag.types import Answer
 from tests.ui_support import FakeEngine, corpus_papers
 from ui import find, render
@@ -105,7 +105,7 @@ def test_exports_cover_every_row(sample_engine):
 
 
 def test_rendering_escapes_corpus_text():
-    from rag.lister import Listed, PaperList
+    from rag.shapes.lister import Listed, PaperList
     from tests.ui_support import xss_paper
 
     p = xss_paper()
@@ -197,7 +197,7 @@ def test_loading_banner_counts_indexed_chunks():
 
 def test_serve_conference_indexes_in_the_loader_with_progress(monkeypatch, settings):
     """`load_engine(conference=True)` indexes the bundle when the index lacks it, reporting progress."""
-    import rag.catalog as catalog
+    import rag.ingest.catalog as catalog
     from ui import app
 
     calls = []

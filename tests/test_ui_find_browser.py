@@ -60,7 +60,7 @@ def test_find_papers_table_chart_chips_paging_and_export(sample_engine, open_as)
         rows = page.locator("#find-table tbody tr")
         assert 1 <= rows.count() <= PAGE
         assert all(d == "Accept (Oral)" for d in rows.locator("td:nth-child(3)").all_inner_texts())
-        link = rows.first.locator("td.title a")
+        link = rows.first.locator("td.title a:not(.like-link)")
         assert link.get_attribute("href").startswith("https://openreview.net/forum?id=")
         chart = page.locator("#find-chart")
         assert "By decision" in chart.inner_text() and "Accept (Oral)" in chart.inner_text()

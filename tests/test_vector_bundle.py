@@ -1,4 +1,4 @@
-"""rag.vector_bundle: shipped chunk vectors, used by ingest only where the local embedder would compute them."""
+"""rag.ingest.vector_bundle: shipped chunk vectors, used by ingest only where the local embedder would compute them."""
 
 import logging
 from dataclasses import replace
@@ -6,9 +6,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rag import vector_bundle as vb
-from rag.chunk import chunk_paper, make_splitter, vector_hash
-from rag.index import Index
+from rag.index.index import Index
+from rag.ingest import vector_bundle as vb
+from rag.ingest.chunk import chunk_paper, make_splitter, vector_hash
 from rag.settings import VECTOR_BUNDLE
 from rag.types import Paper
 from tests.conftest import FakeEmbedder, make_settings
@@ -114,7 +114,7 @@ def test_shipped_bundle_covers_the_shipped_conference_under_default_settings(emb
         assert got is not None, p.paper_id
     # and the bundled vectors are what this embedder computes (any CPU, float32 or bfloat16)
     p = sample_papers[0]
-    from rag.chunk import embed_text
+    from rag.ingest.chunk import embed_text
 
     chunks = chunk_paper(p, splitter)
     local = np.asarray(embedder.encode([embed_text(c, p) for c in chunks]))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import gradio as gr
 
 from rag.errors import UserError
-from rag.filters import filters_from_question
+from rag.retrieval.filters import filters_from_question
 from rag.types import Answer, Hit
 from ui import find, render
 from ui.engine_holder import EngineHolder

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 
-from rag.models import available_profiles
+from rag.models.generator import available_profiles
 from rag.settings import Settings
 from ui.chat_tab import build_chat_tab
 from ui.engine_holder import N_EXAMPLES, EngineHolder
@@ -179,7 +179,7 @@ def load_engine(
     report("Loading the embedding model and the index…")
     engine = Engine(settings)
     if conference:
-        from rag.catalog import holds_conference, ingest_conference
+        from rag.ingest.catalog import holds_conference, ingest_conference
 
         if not holds_conference(engine.index):
             report("Indexing the 11,672 ICLR 2025 submissions (first start only; later starts skip them)…")

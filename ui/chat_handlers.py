@@ -12,7 +12,7 @@ import time
 import gradio as gr
 
 from rag import export
-from rag.hygiene import clean_question
+from rag.reading.hygiene import clean_question
 from ui import render
 from ui.answer_stream import WAITING, AnswerStream, chat_html, sources_html
 from ui.session import Session, Turn

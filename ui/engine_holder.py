@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag.errors import UserError
-from rag.models import PROFILES
+from rag.models.generator import PROFILES
 
 if TYPE_CHECKING:  # importing the engine takes seconds (llama-index, chroma): only the loader does
     from rag.answer import Engine
@@ -69,7 +69,7 @@ class EngineHolder:
         if self.state != "ready":
             return {}
         if self._indexed is None:
-            from rag.catalog import describe_indexed
+            from rag.ingest.catalog import describe_indexed
             from ui.find import areas
 
             eng = self.engine

@@ -1,4 +1,4 @@
-"""Find papers: a topic and filters -> every matching paper (`rag.lister.find`, the lister `rag list` and
+"""Find papers: a topic and filters -> every matching paper (`rag.shapes.lister.find`, the lister `rag list` and
 the chat call) as a paged table; an author and no topic -> the author's papers and co-authors; counts by decision and by area as small bar charts (HTML tables, so the numbers are the text
 alternative), the applied filters as removable chips, and CSV / Markdown / BibTeX exports.
 
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from rag import export
 from rag.errors import UserError
-from rag.filters import Filters
-from rag.lister import FIELDS, PaperList, read_topic
-from rag.lister import find as list_topic
 from rag.prompts import AT_LEAST
-from rag.similar import like_topic
+from rag.retrieval.filters import Filters
+from rag.retrieval.similar import like_topic
+from rag.shapes.lister import FIELDS, PaperList, read_topic
+from rag.shapes.lister import find as list_topic
 from rag.text import retyped
 from ui.safe_html import esc, retry_link, safe_url
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rag import prompts
-from rag.evidence import EvidenceSet, quote_sentences
-from rag.lister import find
-from rag.outcome import Outcome
+from rag.grounding.evidence import EvidenceSet, quote_sentences
+from rag.grounding.outcome import Outcome
+from rag.shapes.lister import find
 from rag.types import Caveat, Hit, Sentence
 
 
 def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> Iterator:
-    """The lister's list (rag.lister.find: the same list and count as Find and `rag list`); when no paper is
+    """The lister's list (rag.shapes.lister.find: the same list and count as Find and `rag list`); when no paper is
     about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
     res = find(engine.retriever, reading.topic, reading.filters)
     if res.papers:

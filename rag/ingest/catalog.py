@@ -13,7 +13,7 @@ from rag.types import Paper
 @lru_cache(maxsize=1)
 def conference_ids() -> frozenset[str]:
     """The OpenReview ids of the bundled conference file (read once per process, ~1 s)."""
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
 
     return frozenset(p.paper_id for p in read_file(CONFERENCE_FILE))
 
@@ -22,7 +22,7 @@ def conference_ids() -> frozenset[str]:
 def conference_words() -> frozenset[str]:
     """Every word (lowercase) written in the bundled conference's titles and abstracts (read once per
     process, ~1.5 s): a word a small index lacks but the conference writes is a real word, not a typo."""
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
     from rag.text import WORD
 
     return frozenset(
@@ -68,6 +68,6 @@ def ingest_conference(
 ):
     """Index the bundled ICLR 2025 file; unchanged papers are skipped, so a re-run takes seconds.
     Callers holding a Retriever call its `refresh()` afterwards."""
-    from rag.corpus import read_file
+    from rag.ingest.corpus import read_file
 
     return index.ingest(read_file(CONFERENCE_FILE), embedder, progress=progress, on_progress=on_progress)

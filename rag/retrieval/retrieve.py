@@ -1,4 +1,4 @@
-"""Dense (Chroma) + BM25 (rag.bm25) -> weighted reciprocal-rank fusion -> top papers with best chunks."""
+"""Dense (Chroma) + BM25 (rag.retrieval.bm25) -> weighted reciprocal-rank fusion -> top papers with best chunks."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import threading
 import time
 from collections import defaultdict
 
-from rag.bm25 import BM25Side
-from rag.filters import Filters
-from rag.index import Index
-from rag.names import field_word, mentions, name_runs, named_terms
+from rag.index.index import Index
+from rag.retrieval.bm25 import BM25Side
+from rag.retrieval.filters import Filters
+from rag.retrieval.names import field_word, mentions, name_runs, named_terms
 from rag.settings import Mode, Settings
 from rag.types import Chunk, Hit
 
@@ -42,16 +42,16 @@ class Retriever:
         self._float32 = None
 
     def encode_query(self, texts: list[str]):
-        """Vectors of queries (a question, a topic and its parts): in float32 with rag.minilm when the
+        """Vectors of queries (a question, a topic and its parts): in float32 with rag.models.minilm when the
         embedder is the packaged MiniLM, so the CLI, the page and the chat get the same vectors and the same
         lists (the torch embedder computes in bfloat16 where the CPU has it: cosine 0.99998, enough to swap
         a paper at a list's bar); milliseconds for a short text. Another embedder encodes its own."""
-        from rag.embedder import EMBEDDER_NAME, Embedder
+        from rag.models.embedder import EMBEDDER_NAME, Embedder
 
         if not isinstance(self.embedder, Embedder) or self.embedder.name != EMBEDDER_NAME:
             return self.embedder.encode(texts)
         if self._float32 is None:
-            from rag.minilm import QueryEmbedder
+            from rag.models.minilm import QueryEmbedder
 
             self._float32 = QueryEmbedder(self.settings)
         return self._float32.encode(texts)

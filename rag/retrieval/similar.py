@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from rag.errors import UserError
-from rag.filters import Filters
+from rag.retrieval.filters import Filters
 from rag.types import Paper
 
 # the lister's topic for "papers like this one": `like:<OpenReview id>`

@@ -15,19 +15,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag import prompts
-from rag.evidence import EvidenceSet, quote_sentences
+from rag.grounding.evidence import EvidenceSet, quote_sentences
 from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
 from rag.types import Answer, Retrieved
 
 if TYPE_CHECKING:
-    from rag.answer import Engine
-    from rag.reading import Reading
+    from rag.reading.reader import Reading
 
 
-def select_papers(
-    engine: Engine, topic: str, top_k: int | None, mode, filters=None
-) -> tuple[list[int], EvidenceSet]:
-    """(positions of the selected papers, best first; the evidence over all candidates)."""
+def select_papers(engine, topic: str, top_k: int | None, mode, filters=None) -> tuple[list[int], EvidenceSet]:
+    """(positions of the selected papers, best first; the evidence over all candidates). `engine` is the
+    caller's Engine (its settings, retriever and evidence), handed down like every shape's."""
     s = engine.settings
     cands = engine.retriever.retrieve(
         topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters
@@ -43,10 +41,10 @@ def select_papers(
 
 
 def summarize_stream(
-    engine: Engine, reading: Reading, *, top_k: int | None = None, mode=None, question: str | None = None
+    engine, reading: Reading, *, top_k: int | None = None, mode=None, question: str | None = None
 ) -> Iterator[str | Retrieved | Answer]:
-    from rag.outcome import NOTHING_RELEVANT
-    from rag.reply import Reply
+    from rag.grounding.outcome import NOTHING_RELEVANT
+    from rag.grounding.reply import Reply
 
     s = engine.settings
     t0 = time.perf_counter()
@@ -140,10 +138,3 @@ def themes(
                 chosen.append(t)
         out.append((chosen[:3], members))
     return out
-
-
-def to_markdown(ans: Answer) -> str:
-    """The answer followed by its numbered references (authors, decision, OpenReview URL)."""
-    from rag.export import answer_markdown
-
-    return answer_markdown([ans], chat=False)

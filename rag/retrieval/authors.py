@@ -4,7 +4,7 @@ only an author, and the chat (`author_papers`) read the same view.
 
 A name matches the corpus's names that are it (any case, accents or word order: "Wei Chen" is "Chen Wei", not
 "Wei-Lin Chen"), else those that have its words ("B. Schölkopf", "Schölkopf, Bernhard" and "Bernhard
-Schoelkopf" are "Bernhard Schölkopf"), else as the author filter matches (rag.filters: a part of a name). The view says which names in the corpus
+Schoelkopf" are "Bernhard Schölkopf"), else as the author filter matches (rag.retrieval.filters: a part of a name). The view says which names in the corpus
 matched, so "Tao" shows it is several people.
 """
 
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rag.filters import Filters, _same_name, decision_class, fold
+from rag.retrieval.filters import Filters, _same_name, decision_class, fold
 from rag.types import Paper
 
 # oral first, then spotlight, poster, the other accepted, rejected, withdrawn, desk rejected, unknown

@@ -302,7 +302,7 @@ def _load_int8(folder: Path, path: Path, key: str):
 
 def load_int8(folder: Path, settings: Settings, gguf_sha256: str | None = None):
     """The int8 CPU model for an HF folder: from the cache, else built once and cached. `gguf_sha256`:
-    the packaged GGUF the folder was converted from (rag.models.gguf_source), part of the cache key.
+    the packaged GGUF the folder was converted from (rag.models.generator.gguf_source), part of the cache key.
 
     A missing, partial, corrupt or stale cache file is rebuilt (with a warning), never fatal.
     """

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from rag.cite import Evidence
-from rag.evidence import EvidenceSet
-from rag.outcome import Outcome, answer_part
-from rag.reading import Part, Reading
+from rag.grounding.cite import Evidence
+from rag.grounding.evidence import EvidenceSet
+from rag.grounding.outcome import Outcome, answer_part
+from rag.reading.reader import Part, Reading
 from rag.text import CONTRIBUTION
 from rag.types import Sentence, Table
 

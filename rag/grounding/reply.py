@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from rag import prompts
-from rag.evidence import citations_of
-from rag.outcome import Outcome
-from rag.reading import Reading
+from rag.grounding.evidence import citations_of
+from rag.grounding.outcome import Outcome
+from rag.reading.reader import Reading
 from rag.types import Answer, Caveat, Hit, Sentence
 
 

@@ -12,8 +12,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rag.filters import Filters, filters_from_question
-from rag.names import named_terms
+from rag.retrieval.filters import Filters, filters_from_question
+from rag.retrieval.names import named_terms
 from rag.text import COURTESY, Idf, content_words, without_venue
 from rag.types import Hit, Paper
 

@@ -45,7 +45,7 @@ class Evidence:
     text: str
     words: set[str]
     vec: np.ndarray
-    score: float = 0.0  # relevance to the question, set by rag.evidence.select
+    score: float = 0.0  # relevance to the question, set by rag.grounding.evidence.select
     names: frozenset[str] = field(init=False)  # what a claim's numbers and named methods may match
 
     def __post_init__(self):  # as written, stemmed, and with LaTeX flattened ("$(L_0,L_1)$" names L0, L1)

@@ -1,4 +1,4 @@
-"""The write path of the store (rag.index.Index.ingest): which papers changed, their chunks embedded in
+"""The write path of the store (rag.index.index.Index.ingest): which papers changed, their chunks embedded in
 blocks of about `ingest_block`, each block's chunk records written before its paper records (the
 commit markers), and the papers a re-ingested file no longer holds removed."""
 
@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm import tqdm
 
-from rag.chunk import chunk_paper, content_hash, embed_text, make_splitter, stored_chunk, vector_hash
 from rag.errors import UserError
+from rag.ingest.chunk import chunk_paper, content_hash, embed_text, make_splitter, stored_chunk, vector_hash
+from rag.ingest.vector_bundle import VectorBundle
 from rag.types import Chunk, Paper
-from rag.vector_bundle import VectorBundle
 
 PAPER_FIELDS = ("title", "source_file", "source_id", "index", "decision", "primary_area")
 

@@ -12,7 +12,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rag.models import load_once, package_dir, set_threads
+from rag.models.generator import load_once, package_dir, set_threads
 from rag.settings import Settings
 
 log = logging.getLogger(__name__)

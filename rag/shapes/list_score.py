@@ -21,7 +21,7 @@ from collections import Counter
 
 import numpy as np
 
-from rag.cite import blend as cite_blend
+from rag.grounding.cite import blend as cite_blend
 from rag.text import CONTRIBUTION, INJECTION, WORD, Idf, content_words, stem
 from rag.types import Hit
 
@@ -86,7 +86,7 @@ def stated_words(paper, title: set[str]) -> set[str]:
 
 
 def blend(cos: float, lex: float, in_title: float, cos_weight: float, title_weight: float) -> float:
-    """The judge's blend of cosine and word share (rag.cite.blend), plus the title's share."""
+    """The judge's blend of cosine and word share (rag.grounding.cite.blend), plus the title's share."""
     return cite_blend(cos, lex, cos_weight) + title_weight * in_title
 
 

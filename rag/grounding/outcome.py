@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge
-from rag.evidence import EvidenceSet
-from rag.gaps import missing_aspects, to_cover
-from rag.names import alternatives, field_word, mentions, named_terms
-from rag.reading import AUX, PRONOUNS, WH, Part, Reading
+from rag.grounding.cite import Evidence, Judge
+from rag.grounding.evidence import EvidenceSet
+from rag.grounding.gaps import missing_aspects, to_cover
+from rag.reading.reader import AUX, PRONOUNS, WH, Part, Reading
+from rag.retrieval.names import alternatives, field_word, mentions, named_terms
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
 from rag.types import Caveat, Hit
 
@@ -105,7 +105,7 @@ def language_caveat(text: str, known) -> Caveat | None:
     """A question that reads as not English (mostly non-Latin letters, or no English function word and most
     of its words unknown to the index): the embedder and the index read English only, so say so, with the
     words of it the index does know."""
-    from rag.reading import words
+    from rag.reading.reader import words
     from rag.text import nltk_stopwords
 
     letters = [c for c in text if c.isalpha()]
@@ -229,7 +229,7 @@ def answer_part(
         "which": float(reading.shape == "which"),
         "aspect": 0.0,
     }
-    if reading.shape == "which":  # a part of the description its closest paper lacks (rag.gaps)
+    if reading.shape == "which":  # a part of the description its closest paper lacks (rag.grounding.gaps)
         own = [e for e in pool if e.paper_n == papers[0]]
         paper = evset.hits[papers[0] - 1].paper
         vecs = np.stack([e.vec for e in own] + list(judge.vectors([paper.label])))

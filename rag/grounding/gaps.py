@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rag.names import QWORDS, mentions
-from rag.reading import topic as described
+from rag.reading.reader import topic as described
+from rag.retrieval.names import QWORDS, mentions
 from rag.text import FUNCTION_WORDS, content_words, flatten, slip, stem, stopwords
 
 # what a description says any paper does ("which paper studies …", "work applying X to Y"), not its topic
@@ -143,7 +143,7 @@ def missing_aspects(
     words it never uses whose removal from the topic brings the topic closer to the paper by at least
     `gain` in cosine. A described combination ("X for weather forecasting") that the paper only half
     matches leaves "weather forecasting" here; a paraphrase or a generic verb moves the vector little.
-    A run asking a task the paper doesn't do while it does another (rag.names.swapped_task) lacks always.
+    A run asking a task the paper doesn't do while it does another (rag.retrieval.names.swapped_task) lacks always.
     `known(word)`: whether any indexed abstract uses the word; a mistyped stopword no abstract uses
     ("wheter", rag.text.slip) is no part of the topic."""
     if not papers:

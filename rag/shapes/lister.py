@@ -3,7 +3,7 @@
 Candidates: dense and BM25, `lister_candidates` chunks deep each, deeper (doubling, up to
 `lister_max_candidates`) while the pool's last quarter still clears the bar; scored unfiltered, then
 filtered, so a filter only removes papers. Score (`lister_scoring`,
-rag.list_score): "model" (default) is a logistic model over cheap signals of the paper's stored vector
+rag.shapes.list_score): "model" (default) is a logistic model over cheap signals of the paper's stored vector
 and words, fitted on the calibration topics; "paper" blends the topic's cosine with the share of its
 words the paper uses; "sentence" embeds every abstract sentence and takes the citation judge's best.
 The quote is the sentence sharing most of the topic's words. A paper is listed when it clears
@@ -18,9 +18,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rag.cite import Judge
 from rag.errors import UserError
-from rag.filters import Filters, filters_from_question
+from rag.grounding.cite import Judge
+from rag.retrieval.filters import Filters, filters_from_question
 from rag.text import content_words, without_venue
 from rag.types import Hit, Paper
 
@@ -65,11 +65,11 @@ class PaperList:
     complete: bool = True
     # filter fields read from the topic's words ("orals on X", "papers by NAME"), not set by the caller
     detected: tuple[str, ...] = ()
-    # an author and no topic: their papers (`papers`, every one) and co-authors (rag.authors)
+    # an author and no topic: their papers (`papers`, every one) and co-authors (rag.retrieval.authors)
     author: object | None = None
     # why nothing is listed when no paper was scored ("*": no word to look for)
     reason: str = ""
-    # a `like:ID` topic: the paper whose nearest papers these are (rag.similar)
+    # a `like:ID` topic: the paper whose nearest papers these are (rag.retrieval.similar)
     like: Paper | None = None
 
     def why_empty(self, what: str = "") -> str:
@@ -151,9 +151,9 @@ def find(
 ) -> PaperList:
     """The one lister: `rag list`, Find papers and the chat call this with the topic and filters they read,
     and get the same list and count. A decision or author named in the topic becomes a filter
-    (`read_topic`); an author and no topic lists every paper of that author (rag.authors); `like:PAPER_ID`
-    lists the papers nearest to that one (rag.similar, at most `SIMILAR` unless `limit`)."""
-    from rag.similar import liked
+    (`read_topic`); an author and no topic lists every paper of that author (rag.retrieval.authors); `like:PAPER_ID`
+    lists the papers nearest to that one (rag.retrieval.similar, at most `SIMILAR` unless `limit`)."""
+    from rag.retrieval.similar import liked
 
     topic, f, detected = read_topic(topic, filters)
     if not topic and f.author:
@@ -172,15 +172,15 @@ SIMILAR = 20  # papers a `like:ID` topic lists
 def _said(p: Paper) -> str:
     """The paper's first sentence stating its contribution, else its first: its line in a list that no topic
     chose a sentence for."""
-    from rag.list_score import STATES
+    from rag.shapes.list_score import STATES
 
     sents = [p.text[a:b] for a, b, _ in p.sentences] or [p.text]
     return next((x for x in sents if STATES.search(x)), sents[0])
 
 
 def similar_list(retriever, paper_id: str, filters: Filters, k: int) -> PaperList:
-    """The `k` papers nearest to one (rag.similar), those matching `filters`; the score is the cosine."""
-    from rag.similar import similar
+    """The `k` papers nearest to one (rag.retrieval.similar), those matching `filters`; the score is the cosine."""
+    from rag.retrieval.similar import similar
 
     t0 = time.perf_counter()
     if filters:
@@ -201,7 +201,7 @@ def similar_list(retriever, paper_id: str, filters: Filters, k: int) -> PaperLis
 def author_list(retriever, filters: Filters, limit: int | None = None) -> PaperList:
     """Every indexed paper of the filter's author (and its decision and area, if set), best decision first,
     each quoted by its first sentence stating the contribution (else its first)."""
-    from rag.authors import author_view
+    from rag.retrieval.authors import author_view
 
     t0 = time.perf_counter()
     papers = retriever.bm25().papers
@@ -233,8 +233,8 @@ def candidates(retriever, topic: str, filters: Filters, depth: int | None = None
 
 
 def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
-    """rag.list_score.features for these candidates, from the store's paper vectors and the index's idf."""
-    from rag.list_score import features
+    """rag.shapes.list_score.features for these candidates, from the store's paper vectors and the index's idf."""
+    from rag.shapes.list_score import features
 
     s = retriever.settings
     lexical = retriever.bm25()
@@ -317,7 +317,7 @@ def list_papers(
 
 def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tuple[dict, float]:
     """Candidate position (from 1) -> (score, quote), and the bar a listed paper clears."""
-    from rag.list_score import probability, quote
+    from rag.shapes.list_score import probability, quote
     from rag.text import content_words
 
     s = retriever.settings
@@ -349,12 +349,12 @@ _LIST = re.compile(r"\band\b|\bor\b|/|,", re.I)  # "weather forecasting and clim
 
 
 def absent_part(topic: str, papers: list[Paper]) -> str | None:
-    """The first part of a combined topic ("X for Y", rag.list_score.topic_parts) that none of `papers`
+    """The first part of a combined topic ("X for Y", rag.shapes.list_score.topic_parts) that none of `papers`
     names by any of its words (any form: plural, hyphenated or spaced, an acronym or its spelled-out
     initials); None when every part is named by one of them. A part listing alternatives ("A and B") is
     not checked: a paper on either covers it."""
-    from rag.list_score import topic_parts
-    from rag.names import mentions
+    from rag.retrieval.names import mentions
+    from rag.shapes.list_score import topic_parts
     from rag.text import WORD, flatten, stopwords
 
     parts = topic_parts(topic)
@@ -373,13 +373,13 @@ def absent_part(topic: str, papers: list[Paper]) -> str | None:
 
 def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     """The words of the topic that no indexed abstract uses, else those that every one of the first
-    `lister_cover_check` listed papers lacks (rag.gaps.missing_aspects, the chat's list rule); empty when each
+    `lister_cover_check` listed papers lacks (rag.grounding.gaps.missing_aspects, the chat's list rule); empty when each
     word is covered by one of them ("recognition and translation": a paper on either covers its word). A
     topic no indexed paper is about ("knitting patterns") still has closest papers; this says they are not
     about it."""
     import numpy as np
 
-    from rag.gaps import absent_words, bare, missing_aspects, to_cover, unknown_words, words_of
+    from rag.grounding.gaps import absent_words, bare, missing_aspects, to_cover, unknown_words, words_of
 
     s = retriever.settings
     top = [x.paper for x in listed[: s.lister_cover_check]]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.cite import Evidence, Judge
+from rag.grounding.cite import Evidence, Judge
 from rag.types import Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.

@@ -1,6 +1,6 @@
 """Packaged generators: locate, verify, convert once, load once per process (offline), stream.
 
-This module, rag/embedder.py and rag/int8.py are the only ones that load weights; everyone else is handed
+This module, rag/models/embedder.py and rag/models/int8.py are the only ones that load weights; everyone else is handed
 the objects.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import rag.settings  # noqa: F401  (sets the offline env vars before HF imports)
 from rag.errors import UserError
-from rag.int8 import load_int8, quantize_inplace, trim
+from rag.models.int8 import load_int8, quantize_inplace, trim
 from rag.settings import Settings
 
 QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"

@@ -38,7 +38,7 @@ def _norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray
 
 
 def base_dir() -> Path:
-    from rag.embedder import embedder_path
+    from rag.models.embedder import embedder_path
 
     return embedder_path()
 
@@ -141,10 +141,10 @@ class Encoder:
 
 class QueryEmbedder:
     """The packaged embedder for the few short texts a list embeds (its topic, the closest papers'
-    sentences), with no torch: the Retriever's `encode`, as rag.embedder.Embedder's. Not for ingest."""
+    sentences), with no torch: the Retriever's `encode`, as rag.models.embedder.Embedder's. Not for ingest."""
 
     def __init__(self, settings):
-        from rag.embedder import EMBEDDER_NAME
+        from rag.models.embedder import EMBEDDER_NAME
 
         self.name = EMBEDDER_NAME
         self.max_seq_length = settings.embed_max_tokens

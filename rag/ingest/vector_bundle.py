@@ -2,7 +2,7 @@
 a minute on any CPU instead of the encoder's 5 (AVX-512 BF16) to 12 (AVX2 only) minutes.
 
 Each entry is keyed by the paper's `vector_hash` (its text, its title, the chunking and the embedder's
-name and window: rag.chunk.vector_hash), so a vector is used only where the local embedder would compute
+name and window: rag.ingest.chunk.vector_hash), so a vector is used only where the local embedder would compute
 the same one; any other paper, chunking or embedder is embedded as before. Vectors are stored as int8
 with one float32 scale per row (mean cosine to the float32 vectors in README 'Performance')."""
 

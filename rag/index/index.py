@@ -16,10 +16,7 @@ import os
 import shutil
 import uuid
 
-from rag.chunk import stored_chunk
-from rag.ingest import Ingest, IngestReport
-from rag.settings import Settings
-from rag.store import (
+from rag.index.store import (
     guarded,
     ingest_lock,
     not_indexed,
@@ -28,6 +25,9 @@ from rag.store import (
     vector_damage,
     vector_segments,
 )
+from rag.ingest.chunk import stored_chunk
+from rag.ingest.pipeline import Ingest, IngestReport
+from rag.settings import Settings
 from rag.types import Chunk, Paper
 
 
@@ -184,7 +184,7 @@ class Index:
 
     @guarded()
     def chunk_vectors(self) -> list[tuple[dict, list[float]]]:
-        """Every stored chunk's (metadata, vector), read in pages (rag.vector_bundle builds on it)."""
+        """Every stored chunk's (metadata, vector), read in pages (rag.ingest.vector_bundle builds on it)."""
         out: list[tuple[dict, list[float]]] = []
         for offset in range(0, self.count(), self.settings.store_page):
             got = self.chunks.get(
@@ -237,7 +237,7 @@ class Index:
             ids += self.chunks.get(where={"paper_id": {"$in": paper_ids[i : i + 500]}}, include=[])["ids"]
         return ids
 
-    # ------------------------------------------------------------ writing (rag.ingest)
+    # ------------------------------------------------------------ writing (rag.ingest.pipeline)
     @guarded(writing=True)
     def ingest(
         self, papers: list[Paper], embedder, progress: bool = True, say=None, on_progress=None

@@ -14,9 +14,9 @@ from collections import Counter, defaultdict
 from functools import cached_property
 from pathlib import Path
 
-from rag.catalog import conference_words
-from rag.chunk import embed_text
-from rag.index import Index, paper_from_record
+from rag.index.index import Index, paper_from_record
+from rag.ingest.catalog import conference_words
+from rag.ingest.chunk import embed_text
 from rag.settings import CONFERENCE_FILE
 from rag.text import COURTESY, POSSESSIVE, WORD, Idf, Spelling, flatten, nltk_stopwords
 from rag.types import Chunk
@@ -42,7 +42,7 @@ def _bm25_stopwords() -> list[str]:
 
 def _snapshot(index: Index, cache_dir: Path) -> tuple[dict, list, tuple | None]:
     """(paper records, chunk records, paper vectors) as the store holds them, from a file under the BM25
-    cache keyed by the store's write generation and counts (rag.index.generation: every ingest that wrote
+    cache keyed by the store's write generation and counts (rag.index.index.generation: every ingest that wrote
     changes it), else read from the store and saved: reading 11,672 papers and 24,132 chunks from Chroma
     took 2-2.5 s of every cold `rag list`, the file 0.2 s. The file is this data dir's own cache, as the
     Chroma store beside it. A store with no generation marker (written before it existed) is read each time."""

@@ -1,0 +1,1 @@
+"""Grounding: evidence sentences, citations, the one outcome decision and the final Reply."""

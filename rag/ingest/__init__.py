@@ -1,0 +1,1 @@
+"""Ingest: corpus files -> papers -> chunks -> (shipped or computed) vectors, and the bundled catalog."""

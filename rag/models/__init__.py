@@ -1,0 +1,1 @@
+"""Models: the packaged generator, its int8 cache, and the embedders (the only weight loaders)."""

@@ -1,0 +1,1 @@
+"""Reading: a question cleaned and read once into a typed Reading."""

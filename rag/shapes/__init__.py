@@ -1,0 +1,1 @@
+"""Answer shapes beyond the explain answer: lists, tables/comparisons, summaries, the lister."""
