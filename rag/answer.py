@@ -21,7 +21,7 @@ from rag.index.index import Index
 from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
 from rag.reading.hygiene import check_question, is_instruction_only
-from rag.reading.reader import Reader, Reading
+from rag.reading.reader import Reader, Reading, compared
 from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
@@ -173,6 +173,13 @@ class Engine:
             ]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
+        if reading.shape == "compare":  # each paper compared is looked up by its own words, first
+            named = [
+                self.retriever.retrieve(x, 1, mode, filters=reading.filters) for x in compared(reading.asked)
+            ]
+            first = list({h.paper.paper_id: h for found in named for h in found[:1]}.values())
+            hits = first + [h for h in hits if h.paper.paper_id not in {x.paper.paper_id for x in first}]
+            reading.compared = len(first)
         timings = {"retrieve_s": time.perf_counter() - t0}
         yield Retrieved(question, reading.query, reading.shape, hits)
         done = Reply(self, question, reading, hits, timings, t0)
@@ -193,9 +200,10 @@ class Engine:
         if reading.shape == "list":
             yield from list_answer(self, reading, evset, outcome, done)
             return
-        if reading.shape == "compare" and len(outcome.focus) > 1:
+        chosen = list(range(1, reading.compared + 1)) if reading.compared > 1 else sorted(outcome.focus)
+        if reading.shape == "compare" and len(chosen) > 1:
             yield from outcome.caveats
-            yield from tables.compare(self, evset, sorted(outcome.focus), outcome, done)
+            yield from tables.compare(self, evset, chosen, outcome, done)
             return
         yield from self._explain(reading, evset, outcome, done)
 

@@ -108,6 +108,7 @@ class Reading:
     gain: float | None = None  # the retrieval check's rare-word margin, when it ran
     # words that lean on the chat but read alone: (the paper the chat was on, the stems it lacks)
     left: tuple = ()
+    compared: int = 0  # a comparison: how many of the first sources are the papers it names, one each
     entry: str | None = None  # "the second one" after a list: that listed paper's id
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
@@ -216,6 +217,20 @@ def asked_thing(text: str) -> str:
                 thing.append(x)
         return " ".join(thing)
     return ""
+
+
+def compared(text: str) -> list[str]:
+    """What a comparison names, one item each: "Compare A and B", "How does A differ from B?", "A vs. B"
+    -> ["A", "B"]; [] when fewer than two items are named."""
+    ws = text.strip(" ?.!")
+    ws = re.sub(
+        r"^(?:please\s+)?(?:compare|contrast)\s+|^(?:how|what)\s+(?:does|do|is|are)\s+", "", ws, flags=re.I
+    )
+    ws = re.sub(r"\s+(?:differ|compare|contrast)\w*\s+(?:from|to|with)\s+", " and ", ws, flags=re.I)
+    ws = re.sub(r"^(?:the\s+)?differences?\s+between\s+", "", ws, flags=re.I)
+    items = [x.strip(" ,") for x in re.split(r",?\s+(?:and|vs\.?|versus|with)\s+|,\s+", ws) if x.strip(" ,")]
+    items = [x for x in items if content_words(x)]
+    return items if 2 <= len(items) <= 5 else []
 
 
 def parts(text: str) -> tuple[Part, ...]:
