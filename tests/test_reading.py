@@ -173,3 +173,22 @@ def test_the_generator_sees_the_question_without_chat_openers():
     assert _reader()("mRNA design with FooNet?", None, _FakeRetrieval(PAPERS)).prompt_question.startswith(
         "mRNA"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "items"),
+    [
+        (
+            "Compare Block Diffusion and One Step Diffusion via Shortcut Models",
+            ["Block Diffusion", "One Step Diffusion via Shortcut Models"],
+        ),
+        ("How does Celcomen differ from MorphoDiff?", ["Celcomen", "MorphoDiff"]),
+        ("DANSM vs EvoGen", ["DANSM", "EvoGen"]),
+        ("Compare SRSA, VisualPredicator and UTILITY", ["SRSA", "VisualPredicator", "UTILITY"]),
+        ("What does Celcomen do?", []),
+    ],
+)
+def test_a_comparison_names_its_items(question, items):
+    from rag.reading.reader import compared
+
+    assert compared(question) == items
