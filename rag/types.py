@@ -167,12 +167,15 @@ class Answer:
     # each part of the question: {"text", "number", "papers", "caveat", "signals"}
     parts: list[dict] = field(default_factory=list)
     table: Table | None = None  # compare answers and questions asked of a list's papers
+    follows_list: list[str] = field(default_factory=list)  # a follow-up into a list: that list's paper ids
 
     def as_turns(self) -> list[dict]:
         """The chat messages this answer adds to a history; a list's papers go with it, so "the second one"
         and "what do they use?" can point at them."""
         turn = {"role": "assistant", "content": self.answer}
-        if self.shape in ("list", "summary", "compare", "per_paper") and not self.refused:
+        if self.follows_list:  # "the second one", "what do they use?": the list stays the one pointed at
+            turn["papers"] = list(self.follows_list)
+        elif self.shape in ("list", "summary", "compare") and not self.refused:
             rows = [n for n, _ in self.table.rows] if self.table else sorted(c.n for c in self.citations)
             turn["papers"] = [
                 self.retrieved[n - 1].paper.paper_id for n in rows if 0 < n <= len(self.retrieved)

@@ -381,6 +381,27 @@ def test_a_leaning_question_on_another_papers_subject_says_the_followed_paper_la
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
+def test_list_follow_ups_point_at_the_lists_entries_and_ask_every_listed_paper(open_page, seed_engine):
+    # real retrieval over the seeds: "the second one" is the list's second entry, and a question about
+    # "they" is answered per listed paper, as a table on the page
+    with running_app(seed_engine) as (url, _):
+        p = open_page(url)
+        page = p.page
+        p.wait_ready()
+        p.ask("Which papers are about diffusion models?")
+        titles = [x.split(":", 1)[0] for x in page.locator("#chat .turn").last.inner_text().splitlines()[2:5]]
+        p.ask("Tell me more about the second one")
+        second = page.locator("#sources section.turn-sources:not([hidden]) .source").first.inner_text()
+        assert titles[1][:40] in second
+        p.ask("What datasets do they use?")
+        table = page.locator("#chat .turn").last.locator("table.paper-table")
+        assert table.count() == 1 and table.locator("tbody tr").count() >= 3
+        assert titles[0][:40] in table.locator("tbody tr").first.inner_text()
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "ui-list-follow-up.png"), full_page=True)
+        assert p.external_requests() == [] and not p.errors, p.errors
+
+
 def test_a_typo_refusal_asks_the_mended_question_in_one_click(open_page, seed_engine):
     with running_app(seed_engine) as (url, _):
         p = open_page(url)

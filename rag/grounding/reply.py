@@ -66,6 +66,7 @@ class Reply:
             caveats=outcome.caveats if outcome else [],
             signals=outcome.signals if outcome else {},
             leaned_on=self.reading.base,
+            follows_list=list(self.reading.shown),
             parts=[
                 {
                     "text": pa.part.text,

@@ -111,6 +111,7 @@ class Reading:
     compared: int = 0  # a comparison: how many of the first sources are the papers it names, one each
     entry: str | None = None  # "the second one" after a list: that listed paper's id
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
+    shown: tuple[str, ...] = ()  # the list a follow-up points into (kept for the next follow-up)
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
 
     @property
@@ -403,6 +404,7 @@ class Reader:
                 filters=filters,
                 topic=topic(asked),
                 entry=shown[k],
+                shown=tuple(shown),
             )
         if shown and refers_to_list(asked):  # "what data do they use?": asked of every listed paper
             return Reading(
@@ -416,6 +418,7 @@ class Reader:
                 filters=filters,
                 topic=topic(asked),
                 over=tuple(shown),
+                shown=tuple(shown),
             )
         turns = user_turns(history)
         hits: dict[str, list[Hit]] = {}

@@ -137,7 +137,7 @@
   var MATH_RE = /(^|[^\\$])\$(?:(\\[A-Za-z]+[^$\n]{0,300}?)\$|(?!\s)([^$\n]{0,300}?[^\s\\$])\$(?![0-9$]))/;
   // what abstracts write in LaTeX or Markdown outside math: 58.1\% and *Proteina*
   var EMPH_RE = /(^|[\s(])\*([A-Za-z][^*\n]{0,80}?[^\s*])\*(?=[\s.,;:)]|$)/;
-  var MATH_SCOPE = '#chat .answer-text:not(.streaming), #sources .abstract, #sources .title';
+  var MATH_SCOPE = '#chat .answer-text:not(.streaming), #chat .paper-table, #sources .abstract, #sources .title';
   function loadKatex() {
     if (katex || katexLoading || !'__KATEX_JS__') return;
     katexLoading = true;
