@@ -149,6 +149,8 @@ def test_the_refusal_is_one_bar_on_the_fitted_model(bar, refused):
         ("哪篇论文研究了细胞形态?", True),
         ("How many cell lines is FooNet trained on?", False),
         ("FooNet cell lines microscopes", False),  # terse English: the index knows its words
+        ("Was macht FooNet genau und welche Daten nutzt es?", True),  # "was" is German too
+        ("what's the main idea behind BarNet tokenization?", False),  # two function words, one unknown name
     ],
 )
 def test_a_question_in_another_language_is_said_to_be_so(question, other):

@@ -102,17 +102,20 @@ def as_typed(text: str, term: str) -> str:
 
 
 def language_caveat(text: str, known) -> Caveat | None:
-    """A question that reads as not English (mostly non-Latin letters, or no English function word and most
-    of its words unknown to the index): the embedder and the index read English only, so say so, with the
+    """A question that reads as not English (mostly non-Latin letters, or few English function words and
+    most of its words unknown to the index): the embedder and the index read English only, so say so, with the
     words of it the index does know."""
     from rag.reading.reader import words
     from rag.text import nltk_stopwords
 
     letters = [c for c in text if c.isalpha()]
     foreign = sum(not c.isascii() for c in letters) > 0.3 * len(letters) if letters else False
-    ws = [w for w in words(text) if w.isalpha()]
-    if not foreign and (len(ws) < 3 or set(ws) & nltk_stopwords()):
-        return None
+    ws = [w.lower().replace("’", "'").split("'")[0] for w in words(text)]  # "what's" is "what"
+    ws = [w for w in ws if w.isalpha()]
+    stop = nltk_stopwords()
+    said = sum(w in stop for w in ws)
+    if not foreign and (len(ws) < 3 or said >= max(1 if len(ws) <= 5 else 2, len(ws) / 5)):
+        return None  # English function words: "was" alone is also German
     kept = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and known(w)]
     if not foreign and len(kept) * 2 >= len(ws):
         return None
