@@ -45,7 +45,6 @@ def fuse_scores(
     rrf_k: int,
     mode: str = "hybrid",
     named_boost: float = 0.0,
-    bm25_weight_plain: float | None = None,
 ) -> dict[str, float]:
     """Fused score per paper as Retriever.retrieve computes it. `named_boost` adds
     `named_boost * share / (rrf_k + 1)` for the share of the query's named terms a paper mentions
@@ -56,9 +55,7 @@ def fuse_scores(
         parts.append((dense_weight, sides.get("dense", [])))
     if mode in ("bm25", "hybrid"):
         # the engine weighs BM25 less for questions without named terms (empty named_share)
-        named = sides.get("named", sides.get("named_share") != {})
-        plain = bm25_weight_plain is not None and not named
-        w = (bm25_weight_plain if plain else bm25_weight) if mode == "hybrid" else 1.0
+        w = bm25_weight if mode == "hybrid" else 1.0
         parts.append((w, sides.get("bm25", [])))
     for w, ranking in parts:
         for rank, (pid, _score) in enumerate(ranking, start=1):
@@ -77,10 +74,9 @@ def fuse(
     rrf_k: int,
     mode: str = "hybrid",
     named_boost: float = 0.0,
-    bm25_weight_plain: float | None = None,
 ) -> list[str]:
     """Paper ids best first (ties: first seen; the engine may order exact ties differently)."""
-    scores = fuse_scores(sides, dense_weight, bm25_weight, rrf_k, mode, named_boost, bm25_weight_plain)
+    scores = fuse_scores(sides, dense_weight, bm25_weight, rrf_k, mode, named_boost)
     return sorted(scores, key=lambda p: -scores[p])
 
 
@@ -156,7 +152,6 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
             settings.bm25_weight,
             settings.rrf_k,
             named_boost=settings.named_boost,
-            bm25_weight_plain=settings.bm25_weight_plain,
         )
         ranked = r["ranked"][:depth]
         ok = all(abs(sc.get(p["paper_id"], -1.0) - p["score"]) < 1e-5 for p in ranked)
@@ -207,7 +202,6 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     sides["named_share"] = named_shares(
         engine, query, {pid for side in ("dense", "bm25") for pid, _ in sides[side]}
     )
-    sides["named"] = bool(named_terms(query))  # BM25's weight: any named term, boosted or not
     return feats, sides
 
 

@@ -163,8 +163,9 @@ class RetrievalSettings(BaseModel):
     mode: Mode = D("hybrid", "hybrid, dense or bm25.")
     candidates: int = D(40, "Chunks pulled from each retriever (dense, BM25) before fusion.")
     dense_weight: float = D(1.0, "RRF weight of the dense side.")
-    bm25_weight: float = D(1.0, "RRF weight of BM25 for questions that name a method, acronym or number.")
-    bm25_weight_plain: float = D(0.2, "RRF weight of BM25 for questions without named terms.")
+    bm25_weight: float = D(
+        1.0, "RRF weight of BM25 (the same for every question; eval/results/retrieval-plain-weight)."
+    )
     rrf_k: int = D(10, "Reciprocal-rank fusion constant k (a rank r scores 1 / (k + r)).")
     named_boost: float = D(2.0, "Extra rank-1 votes for papers naming the question's named terms.")
     cover_depth: int = D(

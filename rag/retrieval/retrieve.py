@@ -134,7 +134,7 @@ class Retriever:
             for c, sim in found:
                 cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
-            weight = (s.bm25_weight if named else s.bm25_weight_plain) if mode == "hybrid" else 1.0
+            weight = s.bm25_weight if mode == "hybrid" else 1.0
             if allowed is None and candidates is None:
                 found = lexical.search(query)
             else:
@@ -255,7 +255,7 @@ class Retriever:
 
 def boosted(named: set[str]) -> set[str]:
     """The named terms that lift the papers naming them. "LLMs", "GNN" name a kind of thing, not a paper:
-    they weigh BM25 in, but boost no paper. "GNN-RAG" is a name (named_terms already cut a described kind,
+    they boost no paper. "GNN-RAG" is a name (named_terms already cut a described kind,
     "LLM-generated", to "llm")."""
     return {t for t in named if "-" in t or not field_word(t)}
 
