@@ -33,20 +33,17 @@ DEFAULT_DEPTH = 20
 def ask_streaming(engine, question: str, history: list[dict], **kw):
     """Engine.stream (the code path Engine.ask wraps), also keeping the raw generated text and when the
     deltas arrived: the Answer only carries the verified text, and a fallback replaces it entirely."""
-    from rag.types import Answer
+    from rag.types import AnswerStream
 
     t0 = time.perf_counter()
     raw: list[str] = []
     times: list[float] = []
-    ans = None
-    for item in engine.stream(question, history, **kw):
-        if isinstance(item, Answer):
-            ans = item
-        elif isinstance(item, str) and item.strip():
+    stream = AnswerStream.of(engine.stream(question, history, **kw))
+    for item in stream:
+        if isinstance(item, str) and item.strip():
             raw.append(item)
             times.append(time.perf_counter() - t0)
-    if ans is None:
-        raise RuntimeError("engine produced no answer")
+    ans = stream.answer()
     stream = {
         "deltas": len(raw),
         "first_delta_s": round(times[0], 3) if times else None,

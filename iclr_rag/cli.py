@@ -80,18 +80,17 @@ def _retrieved(item) -> None:
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):
     from rag.reading.hygiene import strip_controls
-    from rag.types import Answer, Retrieved
+    from rag.types import AnswerStream, Retrieved
 
     live = not json_out and sys.stderr.isatty()
-    ans = None
-    for item in engine.stream(question, history, **kw):
-        if isinstance(item, Answer):
-            ans = item
-        elif isinstance(item, Retrieved) and item.retrieved and not json_out:
+    stream = AnswerStream.of(engine.stream(question, history, **kw))
+    for item in stream:
+        if isinstance(item, Retrieved) and item.retrieved and not json_out:
             _retrieved(item)
         elif live and isinstance(item, str):
             sys.stderr.write(strip_controls(item))
             sys.stderr.flush()
+    ans = stream.answer()
     if live:
         sys.stderr.write("\n\n")
     if json_out:

@@ -27,7 +27,7 @@ from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
 from rag.text import content_words, retyped
-from rag.types import Answer, Caveat, Hit, Retrieved, Sentence, final_answer
+from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
 _INTRODUCES = re.compile(
@@ -135,7 +135,13 @@ class Engine:
         return self.reader(question, history, retrieve, filters=filters, key=(k, mode))
 
     # ------------------------------------------------------------ public API
-    def stream(
+    def stream(self, question: str, history: list[dict] | None = None, **kw) -> AnswerStream:
+        """The answer as a stream: iterate it for a `Retrieved`, caveats and text deltas, then one `Answer`,
+        or call `.answer()`. Keywords: top_k, mode, task ("answer" | "summarize"), filters
+        (rag.retrieval.filters.Filters; default: the retriever's, or one the question names)."""
+        return AnswerStream(self._events(question, history, **kw))
+
+    def _events(
         self,
         question: str,
         history: list[dict] | None = None,
@@ -145,8 +151,6 @@ class Engine:
         task: str = "answer",
         filters=None,
     ) -> Iterator[str | Retrieved | Caveat | Answer]:
-        """Yield `Retrieved`, then caveats and text deltas, then exactly one `Answer`. `filters`
-        (rag.retrieval.filters.Filters; default: the retriever's, or one the question names) keeps only matching papers."""
         s = self.settings
         question = check_question(question, s.max_question_chars)
         self._require_index()
@@ -244,7 +248,7 @@ class Engine:
         return None
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
-        return final_answer(self.stream(question, history, **kw))
+        return self.stream(question, history, **kw).answer()
 
 
 def answer_messages(evset: EvidenceSet, question: str) -> list[dict]:

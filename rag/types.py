@@ -6,6 +6,7 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -219,9 +220,37 @@ class Answer:
         }
 
 
-def final_answer(stream) -> Answer:
-    """Drain an answer stream (text deltas, `Retrieved`, then one `Answer`) and return the Answer."""
-    for item in stream:
-        if isinstance(item, Answer):
-            return item
-    raise RuntimeError("the answer stream ended without an Answer")
+class AnswerStream:
+    """What `Engine.stream` returns: iterate it for the events (a `Retrieved`, caveats and text deltas, then
+    one `Answer`), or call `.answer()` to drain it. `.retrieved` is set once retrieval is done."""
+
+    def __init__(self, events: Iterator):
+        self._events = events
+        self.retrieved: Retrieved | None = None
+        self._answer: Answer | None = None
+
+    @classmethod
+    def of(cls, events) -> AnswerStream:
+        """`events` as a stream (an engine that yields its events as a plain generator works too)."""
+        return events if isinstance(events, cls) else cls(iter(events))
+
+    def __iter__(self) -> Iterator:
+        for item in self._events:
+            if isinstance(item, Retrieved):
+                self.retrieved = item
+            elif isinstance(item, Answer):
+                self._answer = item
+            yield item
+
+    def answer(self) -> Answer:
+        """The final Answer, after the events not read yet."""
+        for _ in self:
+            pass
+        if self._answer is None:
+            raise RuntimeError("the answer stream ended without an Answer")
+        return self._answer
+
+    def close(self) -> None:  # a reader that stops early (the UI's Stop) runs the engine's cleanup
+        close = getattr(self._events, "close", None)
+        if close is not None:
+            close()

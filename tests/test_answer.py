@@ -273,3 +273,15 @@ def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lac
     assert c.missing and "“vehicle routing problems”" in c.text
     assert first.citations[0].title in c.text
     assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
+
+
+def test_the_stream_object_gives_its_sources_first_and_its_answer_when_drained(seed_engine):
+    from rag.types import AnswerStream, Retrieved
+
+    stream = seed_engine.stream("What does Celcomen do?")
+    assert isinstance(stream, AnswerStream) and stream.retrieved is None  # nothing runs before it is read
+    first = next(iter(stream))
+    assert isinstance(first, Retrieved) and stream.retrieved is first
+    ans = stream.answer()  # drains what is left
+    assert not ans.refused and any(is_celcomen(c) for c in ans.citations)
+    assert stream.answer() is ans

@@ -4,7 +4,6 @@ citations that are verifiable (quote = the abstract at its offsets)."""
 from __future__ import annotations
 
 from rag.answer import Engine
-from rag.types import final_answer
 from tests.conftest import FakeLLM, make_settings
 
 QUESTION = "Which papers use diffusion models?"
@@ -16,7 +15,7 @@ def _engine(data_dir, embedder, **kw):
 
 def test_a_list_answer_uses_the_lister(sample_data_dir, embedder):
     eng = _engine(sample_data_dir, embedder, list_max=5)
-    ans = final_answer(eng.stream(QUESTION))
+    ans = eng.stream(QUESTION).answer()
     assert not ans.refused and ans.shape == "list"
     assert ans.listed is not None and ans.listed >= len(ans.citations) > 0
     assert len(ans.citations) <= 5
@@ -34,7 +33,7 @@ def test_a_list_answer_keeps_the_request_filters(sample_data_dir, embedder):
     from rag.retrieval.filters import Filters
 
     eng = _engine(sample_data_dir, embedder)
-    ans = final_answer(eng.stream(QUESTION, filters=Filters.of("oral")))
+    ans = eng.stream(QUESTION, filters=Filters.of("oral")).answer()
     assert ans.listed and all(h.paper.decision == "Accept (Oral)" for h in ans.retrieved)
 
 
