@@ -6,10 +6,10 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 _OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -254,3 +254,41 @@ class AnswerStream:
         close = getattr(self._events, "close", None)
         if close is not None:
             close()
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """What the engine asks of a language model (rag.models.generator.LLM, and the tests' fakes)."""
+
+    name: str
+
+    def stream(self, messages: list[dict], max_new_tokens: int | None = None) -> Iterator[str]: ...
+
+    def generate(self, messages: list[dict], max_new_tokens: int | None = None) -> str: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What retrieval and the judge ask of an embedder (rag.models.embedder, and the tests' fakes)."""
+
+    def encode(self, texts: list[str], progress: bool = False, bulk: bool = False) -> list[list[float]]: ...
+
+
+@runtime_checkable
+class AnswerEngine(Protocol):
+    """What the UI, the CLI and eval ask of an engine (rag.answer.Engine, and the UI tests' FakeEngine)."""
+
+    settings: Any
+
+    @property
+    def llm_profile(self) -> str: ...
+
+    def stream(self, question: str, history: list[dict] | None = None, **kw) -> Iterable: ...
+
+    def example_questions(self, n: int = 5) -> list[str]: ...
+
+    def with_llm(self, name: str) -> AnswerEngine: ...
+
+    def warm_up(self) -> None: ...
+
+    def ingest_if_empty(self, paths=None): ...
