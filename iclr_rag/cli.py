@@ -315,7 +315,7 @@ def serve(
     settings: Settings,
 ):
     """Start the browser chat UI."""
-    from ui.launch_options import check_host, check_port, parse_auth, read_auth_file
+    from ui.serve.launch_options import check_host, check_port, parse_auth, read_auth_file
 
     if auth is not None and auth_file is not None:
         raise UserError("Give either --auth or --auth-file, not both.")

@@ -12,7 +12,7 @@ from iclr_rag.cli import app
 from rag.retrieval.authors import author_papers, author_view
 from rag.retrieval.filters import fold
 from rag.types import Paper
-from ui import find
+from ui.find import papers as find
 
 
 def _listing(papers, name: str) -> set[str]:

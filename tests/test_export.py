@@ -235,7 +235,7 @@ def test_a_paper_id_never_makes_a_link_of_its_own():
 
 
 def test_answer_markdown_neutralises_links_and_images_from_the_abstract():
-    from ui import render
+    from ui.chat import render
 
     p = Paper("AbC123xyz", LINKS, "c.jsonl", 0, title="T")
     own = f"[the paper]({p.url})"

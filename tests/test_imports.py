@@ -169,7 +169,11 @@ def test_the_stage_check_finds_arrows_back_up():
 
 def test_stages_import_only_lower_stages():
     mods = _modules()
-    stages = {_layer(m) for m, p in mods.items() if m.count(".") == 1 and p.name == "__init__.py"}
+    stages = {
+        _layer(m)
+        for m, p in mods.items()
+        if m.startswith("rag.") and m.count(".") == 1 and p.name == "__init__.py"
+    }
     assert stages == {*STAGES, "models"}, stages  # a new stage package takes its place in STAGES
     assert not _arrows_back_up(_graph()), sorted(_arrows_back_up(_graph()))
 
@@ -179,3 +183,48 @@ def test_only_the_front_ends_import_the_engine():
     users = {m for m, deps in _graph(type_only=True).items() if "rag.answer" in deps}
     assert users, "nothing imports the Engine: the check reads the wrong modules"
     assert all(m.split(".")[0] in ("ui", "eval", "iclr_rag") for m in users), sorted(users)
+
+
+# ui/ by feature: each tab's package (ui.chat, ui.find) imports nothing from the other, and the shared
+# HTML helpers (ui.html) import neither; what both tabs use lives in ui.html or at the ui root.
+UI_FEATURES = ("ui.chat", "ui.find")
+
+
+def _ui_crossings(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(importer, imported) pairs where one UI feature package reaches into the other, or the shared HTML
+    helpers into either."""
+
+    def feature(m: str) -> str | None:
+        return next((f for f in (*UI_FEATURES, "ui.html") if m == f or m.startswith(f + ".")), None)
+
+    bad = set()
+    for m, deps in graph.items():
+        mine = feature(m)
+        if mine is None:
+            continue
+        for d in deps:
+            theirs = feature(d)
+            if theirs in UI_FEATURES and theirs != mine:
+                bad.add((m, d))
+    return bad
+
+
+def test_the_ui_check_finds_crossings():
+    graph = {
+        "ui.chat.render": {"ui.html.safe", "ui.chat.session", "ui.filters"},
+        "ui.chat.sources_html": {"ui.find.papers"},  # a tab into the other
+        "ui.find.handlers": {"ui.chat", "ui.engine_holder"},
+        "ui.html.safe": {"ui.chat.render"},  # the shared helpers into a tab
+        "ui.events": {"ui.chat.handlers", "ui.find.handlers"},  # the root joins both
+    }
+    assert _ui_crossings(graph) == {
+        ("ui.chat.sources_html", "ui.find.papers"),
+        ("ui.find.handlers", "ui.chat"),
+        ("ui.html.safe", "ui.chat.render"),
+    }
+
+
+def test_ui_tabs_do_not_import_each_other():
+    graph = _graph(type_only=True)  # type hints count too: a tab names no type of the other
+    assert {"ui.chat.handlers", "ui.find.handlers", "ui.html.safe"} <= set(graph), "the ui packages moved"
+    assert not _ui_crossings(graph), sorted(_ui_crossings(graph))

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from iclr_rag.cli import app
 from rag.models.minilm import QueryEmbedder
 from rag.settings import Settings
-from ui import find
+from ui.find import papers as find
 
 CASES = [
     ("reinforcement learning", {}),

@@ -42,9 +42,8 @@ def test_readme_is_for_users():
     assert not re.search(rf"\bsessions?\b|{commit}", README), "no session numbers or commit hashes in README"
     assert "/work/" not in README
     quality = README.split("## Quality\n", 1)[1].split("\n## ", 1)[0]
-    assert (
-        "eval/results/outcome-fit/" in quality and quality.count("\n|") >= 5
-    )  # one table, linked to its runs
+    # one table, linked to its runs
+    assert "eval/results/outcome-fit/" in quality and quality.count("\n|") >= 5
 
 
 def test_readme_paths_exist():

@@ -12,8 +12,8 @@ from rag.index.index import Index
 from rag.retrieval.filters import Filters
 from rag.retrieval.similar import similar
 from tests.conftest import make_settings
-from ui import find
-from ui.sources_html import _paper_meta
+from ui.chat.sources_html import _paper_meta
+from ui.find import papers as find
 
 
 def _brute_force(data_dir, pid: str, k: int) -> list[str]:

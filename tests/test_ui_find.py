@@ -1,4 +1,4 @@
-"""Find papers (ui/find.py and its handlers), chat filters, what the page says is indexed, and the
+"""Find papers (ui/find/papers.py and its handlers), chat filters, what the page says is indexed, and the
 indexing banner of `serve --conference`: over the 300-paper conference sample or the fake engine."""
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ import pytest
 from rag.retrieval.filters import Filters
 from rag.types import Answer
 from tests.ui_support import FakeEngine, corpus_papers
-from ui import find, render
+from ui.chat import render
+from ui.chat.handlers import ChatHandlers
+from ui.chat.session import Session, Turn
 from ui.engine_holder import EngineHolder
-from ui.handlers import Handlers
-from ui.session import Session, Turn
+from ui.find import papers as find
+from ui.find.handlers import FindHandlers
+from ui.handlers import Handlers, StatusHandlers
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +118,7 @@ def test_rendering_escapes_corpus_text():
 
 
 def test_handlers_find_and_page(sample_engine):
-    on = Handlers(EngineHolder(sample_engine), 0)
+    on = FindHandlers(EngineHolder(sample_engine))
     out = on.find_papers("orals about diffusion", "any", "any", "", 3)
     found, topic, decision, _author, summary, table, chart, chip_d, chip_a, *_ = out
     assert decision == "oral" and topic == found.topic
@@ -131,13 +134,13 @@ def test_handlers_find_and_page(sample_engine):
 
 def test_handlers_find_before_the_engine_is_ready():
     holder = EngineHolder(loader=lambda: None)
-    found, *_ = Handlers(holder, 0).find_papers("diffusion", "any", "any", "", 10)
+    found, *_ = FindHandlers(holder).find_papers("diffusion", "any", "any", "", 10)
     assert "still loading" in found.error
 
 
 def test_chat_passes_control_filters_per_request_and_detects_them_in_the_question():
     eng = FakeEngine(token_delay=0)
-    on = Handlers(EngineHolder(eng), 0)
+    on = ChatHandlers(EngineHolder(eng), 0)
     s = Session()
     on.submit_question("What does Celcomen do?", s, "Answer", False)
     list(on.stream_answer(s, 5, "hybrid", eng.llm_profile, False, "poster", "any", ""))
@@ -158,10 +161,10 @@ def test_refusal_names_what_is_indexed():
     on = Handlers(holder, 0)
     what = holder.indexed()["what"]
     assert what.endswith("abstracts") and what.split()[0] == str(len(corpus_papers()))
-    assert what in on.indexed_html()
+    assert what in on.status.indexed_html()
     s = Session()
-    on.submit_question("zzyzx qwerty plugh", s, "Answer", False)
-    list(on.stream_answer(s, 5, "hybrid", eng.llm_profile, False))
+    on.chat.submit_question("zzyzx qwerty plugh", s, "Answer", False)
+    list(on.chat.stream_answer(s, 5, "hybrid", eng.llm_profile, False))
     chat = render.render_chat(s.turns)
     assert render.esc(f"The {what} don't answer this question.") in chat
     assert render.esc(f"The {what} don't answer") in render.render_sources(s.turns)
@@ -179,19 +182,19 @@ def test_list_answer_offers_the_whole_list():
     s = Session(
         turns=[Turn(question=a.question, answer=a, status="done", filter_values=("oral", None, None))]
     )
-    assert Handlers.see_all_button(s)["value"] == "See all 30 papers in Find papers"
-    tabs, topic, decision, area, author = Handlers.see_all(s)
+    assert ChatHandlers.see_all_button(s)["value"] == "See all 30 papers in Find papers"
+    tabs, topic, decision, area, author = ChatHandlers.see_all(s)
     assert tabs.selected == "find" and topic == a.question and decision == "oral" and area == "any"
     assert "Showing 0 of 30" in render.render_chat(s.turns)
     a.listed = None
-    assert Handlers.see_all_button(s)["visible"] is False
+    assert ChatHandlers.see_all_button(s)["visible"] is False
 
 
 def test_loading_banner_counts_indexed_chunks():
     holder = EngineHolder(loader=lambda: None)
     holder.set_progress("Indexing the 11,672 ICLR 2025 submissions…")
     holder.set_index_progress(1536, 30000)
-    html = Handlers(holder, 0).status_html()
+    html = StatusHandlers(holder, 0).status_html()
     assert 'progress max="30000" value="1536"' in html and "1,536 / 30,000 chunks (5%)" in html
 
 

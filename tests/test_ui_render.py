@@ -1,4 +1,4 @@
-"""Unit tests for ui/render.py: escaping, highlight offsets, chips, copy-Markdown."""
+"""Unit tests for ui/chat/render.py: escaping, highlight offsets, chips, copy-Markdown."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from rag.prompts import REFUSAL
 from rag.types import Answer, Caveat, Citation, Hit, Sentence
 from tests.ui_support import UNTITLED, FakeEngine, corpus_papers, xss_paper
-from ui import render
-from ui.render import Turn
+from ui.chat import render
+from ui.chat.render import Turn
 
 ALLOWED_TAGS = {
     "a",

@@ -1,8 +1,8 @@
 """The web UI's entry points: a Gradio Blocks page over `rag.answer.Engine`.
 
 - `build_app(engine, **options) -> gr.Blocks`: the page, around an engine or an `EngineHolder`:
-  the tabs' layout in ui/chat_tab.py and ui/find_tab.py, their events in ui/events.py, the
-  handlers those call in ui/handlers.py.
+  the tabs' layout in ui/chat/tab.py and ui/find/tab.py, their events in ui/events.py, the
+  handlers those call in ui/handlers.py (one object per part of the page, each given the holder).
 - `start(demo, host, port, auth, quiet) -> url`: serve it in the background (tests, embedding).
 - `launch(engine, host, port, auth)`: serve and block (an engine that is already loaded).
 - `serve(settings, host, port, ingest_seeds=True, auth=None)`: what `rag serve` calls: the
@@ -21,13 +21,13 @@ import gradio as gr
 
 from rag.models.generator import available_profiles
 from rag.settings import Settings
-from ui.chat_tab import build_chat_tab
+from ui.chat.session import Session
+from ui.chat.tab import build_chat_tab
 from ui.engine_holder import N_EXAMPLES, EngineHolder
 from ui.events import Page, wire_events
-from ui.find_tab import build_find_tab
-from ui.handlers import Handlers
-from ui.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
-from ui.session import Session
+from ui.find.tab import build_find_tab
+from ui.handlers import Handlers, StatusHandlers
+from ui.serve.launch_options import check_host, guard_kwargs, launch_kwargs, parse_auth
 
 log = logging.getLogger("ui")
 
@@ -75,7 +75,7 @@ def build_app(
     # Components are made in page order: Gradio numbers them (and the events) as they come.
     with gr.Blocks(title=title, fill_width=False) as demo:
         session = gr.State(Session())
-        indexed, status = _build_header(on)
+        indexed, status = _build_header(on.status)
         with gr.Tabs(selected="chat", elem_id="tabs") as tabs:
             chat = build_chat_tab(
                 ready=holder.state == "ready",
@@ -97,7 +97,7 @@ def build_app(
     return demo
 
 
-def _build_header(on: Handlers) -> tuple[gr.HTML, gr.HTML]:
+def _build_header(on: StatusHandlers) -> tuple[gr.HTML, gr.HTML]:
     """The title, what is indexed (under it) and the status banner (beside it)."""
     with gr.Row(equal_height=True, elem_id="top-row"):
         with gr.Column(scale=3, min_width=320):

@@ -70,7 +70,7 @@ class EngineHolder:
             return {}
         if self._indexed is None:
             from rag.ingest.catalog import describe_indexed
-            from ui.find import areas
+            from ui.filters import areas
 
             eng = self.engine
             try:
@@ -119,6 +119,10 @@ class EngineHolder:
     @property
     def error(self) -> str | None:
         return self._error
+
+    def failure(self) -> str:
+        """What the page says when the engine could not start."""
+        return f"The engine could not start: {self._error}"
 
     @property
     def default_profile(self) -> str:

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui import find
 from ui.assets import COPY_JS, download_js
-from ui.chat_tab import ChatTab
-from ui.find_tab import FindTab
-from ui.handlers import Handlers
+from ui.chat.handlers import ChatHandlers
+from ui.chat.tab import ChatTab
+from ui.filters import ANY
+from ui.find.handlers import FindHandlers
+from ui.find.tab import FindTab
+from ui.handlers import Handlers, StatusHandlers
 
 # Page-only events: not in the API, never wait for a worker, no progress overlay.
 QUIET = dict(api_visibility="private", concurrency_limit=None, show_progress="hidden")
@@ -37,15 +39,15 @@ class Page:
 
 def wire_events(demo: gr.Blocks, on: Handlers, page: Page, *, llm_concurrency: int, page_size: int) -> None:
     llm = dict(concurrency_limit=llm_concurrency, concurrency_id="llm")  # the one LLM, shared by all
-    _wire_status_polling(demo, on, page)
-    streams = _wire_asking(on, page, llm)
-    _wire_chat_controls(on, page, streams, llm)
-    _wire_chat_exports(on, page)
-    _wire_find(on, page, page_size)
-    _wire_model_switch(on, page)
+    _wire_status_polling(demo, on.status, page)
+    streams = _wire_asking(on.chat, page, llm)
+    _wire_chat_controls(on.chat, page, streams, llm)
+    _wire_chat_exports(on.chat, page)
+    _wire_find(on.find, on.chat, page, page_size)
+    _wire_model_switch(on.status, page)
 
 
-def _wire_status_polling(demo: gr.Blocks, on: Handlers, p: Page) -> None:
+def _wire_status_polling(demo: gr.Blocks, on: StatusHandlers, p: Page) -> None:
     """The banner, Ask, the examples and the area lists follow the engine until it is ready."""
     c = p.chat
     outputs = [p.status, c.send, p.timer, c.examples_box, *c.ex_buttons, p.indexed, p.find.area, c.chat_area]
@@ -53,7 +55,7 @@ def _wire_status_polling(demo: gr.Blocks, on: Handlers, p: Page) -> None:
     p.timer.tick(on.poll_status, [p.session], outputs, **QUIET)
 
 
-def _wire_asking(on: Handlers, p: Page, llm: dict) -> list:
+def _wire_asking(on: ChatHandlers, p: Page, llm: dict) -> list:
     """Enter, Ask and each example question: show the question, stream its answer, then offer
     "See all N" if it was a list. Returns the streaming events (Stop and New chat cancel them)."""
     c = p.chat
@@ -98,7 +100,7 @@ def _wire_asking(on: Handlers, p: Page, llm: dict) -> list:
     return streams
 
 
-def _wire_chat_controls(on: Handlers, p: Page, streams: list, llm: dict) -> None:
+def _wire_chat_controls(on: ChatHandlers, p: Page, streams: list, llm: dict) -> None:
     """Stop, the mode's placeholder, the /ask and /new_chat API, and the scores toggle."""
     c = p.chat
     c.stop.click(
@@ -131,7 +133,7 @@ def _wire_chat_controls(on: Handlers, p: Page, streams: list, llm: dict) -> None
     c.show_scores.change(on.rerender_sources, [p.session, c.show_scores], [c.sources], **QUIET)
 
 
-def _wire_chat_exports(on: Handlers, p: Page) -> None:
+def _wire_chat_exports(on: ChatHandlers, p: Page) -> None:
     """Copy puts the answer on the clipboard; the exports save a file (both through the copy box)."""
     c = p.chat
     c.copy_btn.click(
@@ -146,7 +148,7 @@ def _wire_chat_exports(on: Handlers, p: Page) -> None:
         )
 
 
-def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
+def _wire_find(on: FindHandlers, chat: ChatHandlers, p: Page, page_size: int) -> None:
     """Find, the chips, the pager, the exports, and the chat's "See all N" into this tab."""
     tab = p.find
     size = gr.State(page_size)
@@ -165,9 +167,7 @@ def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
     ):
         trigger(None, None, None, js=clear, queue=False, **QUIET)
     # a chip clears its filter, then the list runs again
-    for chip, control, empty in zip(
-        tab.chips, [tab.decision, tab.area, tab.author], [find.ANY, find.ANY, ""]
-    ):
+    for chip, control, empty in zip(tab.chips, [tab.decision, tab.area, tab.author], [ANY, ANY, ""]):
         chip.click(lambda v=empty: v, None, [control], queue=False, **QUIET).then(
             on.find_papers, find_in, find_out, **run
         )
@@ -182,11 +182,11 @@ def _wire_find(on: Handlers, p: Page, page_size: int) -> None:
             None, [tab.export_box], None, js=download_js(fname, "#find-export-status .copy-msg")
         )
     p.chat.see_all_btn.click(
-        on.see_all, [p.session], [p.tabs, tab.topic, tab.decision, tab.area, tab.author], **QUIET
+        chat.see_all, [p.session], [p.tabs, tab.topic, tab.decision, tab.area, tab.author], **QUIET
     ).then(on.find_all_papers, find_in, find_out, **run)
 
 
-def _wire_model_switch(on: Handlers, p: Page) -> None:
+def _wire_model_switch(on: StatusHandlers, p: Page) -> None:
     """Another model loads once, one at a time; the banner says so meanwhile."""
     p.chat.profile.change(
         on.switch_model,

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 
 from rag.export import ALPHABETICAL, alphabetical, cited_paper, retrieved_papers
 from rag.types import Citation, Hit, Paper
-from ui.answer_text import refusal_text
-from ui.find import like_link
-from ui.safe_html import citation_spans, esc, highlight, safe_url
-from ui.session import Turn
+from ui.chat.answer_text import refusal_text
+from ui.chat.session import Turn
+from ui.html.safe import citation_spans, esc, highlight, like_link, safe_url
 
 SCORE_LEGEND = (
     "Retrieval scores: how strongly the retriever matched each paper to the question "

@@ -1,8 +1,9 @@
-"""The Ask tab's handlers: asking, Stop, New chat, the sources panel, copy and export.
+"""The Ask tab's handlers: asking, Stop, New chat, the sources panel, copy and export, and the
+"See all N" hand-over of a list answer to Find papers.
 
 Asking takes two steps: `submit_question` shows the question at once (not serialized), then
 `stream_answer` streams its answer (serialized on the one LLM). `ask` is both, for the API.
-The engine loop both of them drive is `ui.answer_stream.AnswerStream`.
+The engine loop both of them drive is an `ui.chat.answer_stream.AnswerStream`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import gradio as gr
 
 from rag import export
 from rag.reading.hygiene import clean_question
-from ui import render
-from ui.answer_stream import WAITING, AnswerStream, chat_html, sources_html
-from ui.session import Session, Turn
+from ui.chat import render
+from ui.chat.answer_stream import WAITING, AnswerStream, chat_html, sources_html, stop_abandoned
+from ui.chat.session import Session, Turn
+from ui.engine_holder import EngineHolder
+from ui.filters import ANY
 
 MODES = ["hybrid", "dense", "bm25"]
 TASKS = {"Answer": "answer", "Summarize": "summarize"}  # label on the page -> engine task
@@ -43,10 +46,14 @@ def controls(busy: bool) -> tuple:
     return gr.update(interactive=not busy), gr.update(visible=busy)
 
 
-class ChatHandlers(AnswerStream):
-    """Mixed into `ui.handlers.Handlers`, which sets `holder` and `n_examples`."""
+class ChatHandlers:
+    """The Ask tab's handlers over the engine `holder` holds; `n_examples` example questions are offered
+    on an empty chat; `answers` streams the answers (by default an AnswerStream over `holder`)."""
 
-    n_examples: int
+    def __init__(self, holder: EngineHolder, n_examples: int, answers: AnswerStream | None = None):
+        self.holder = holder
+        self.n_examples = n_examples
+        self.answers = answers or AnswerStream(holder)
 
     def _queue(self, session: Session, text: str, task: str) -> None:
         note = None if self.holder.state == "ready" else WAITING
@@ -70,7 +77,7 @@ class ChatHandlers(AnswerStream):
                 else EMPTY_HINT_EXAMPLES
             )
             return skip, skip, session, skip, hint, skip, skip, skip, skip
-        self._stop_abandoned(session)
+        stop_abandoned(session)
         self._queue(session, text, task_label)
         return (
             chat_html(session),
@@ -99,7 +106,7 @@ class ChatHandlers(AnswerStream):
         Outputs: chat, sources, session, answer_json, question, Ask, Stop."""
         skip = gr.skip()
         session.filters = (decision, area, author)
-        for out in self._run_pending(session, top_k, mode, profile, show_scores):
+        for out in self.answers.run_pending(session, top_k, mode, profile, show_scores):
             yield *out, skip, skip
         yield skip, skip, skip, skip, skip, *controls(session.busy)
 
@@ -126,9 +133,9 @@ class ChatHandlers(AnswerStream):
         if not text:
             yield chat_html(session), gr.skip(), session, None
             return
-        self._stop_abandoned(session)
+        stop_abandoned(session)
         self._queue(session, text, task)
-        for chat, sources, sess, data, _restore in self._run_pending(
+        for chat, sources, sess, data, _restore in self.answers.run_pending(
             session, top_k, mode if mode in MODES else None, profile, False
         ):
             yield chat, sources, sess, data
@@ -190,3 +197,31 @@ class ChatHandlers(AnswerStream):
         if not papers:
             return gr.update(visible=True, value="(No cited papers yet.)")
         return gr.update(visible=True, value=export.bibtex(papers), label="Cited papers (BibTeX)")
+
+    # ------------------------------------------------------------ the list behind a chat answer
+    @staticmethod
+    def see_all_button(session: Session):
+        """ "See all N in Find papers" under the chat when the latest answer listed only the first N."""
+        t = next((t for t in reversed(session.turns) if t.status == "done" and t.answer), None)
+        a = t.answer if t else None
+        if a is None or not a.listed or a.listed <= len(a.citations):
+            return gr.update(visible=False)
+        return gr.update(visible=True, value=f"See all {a.listed:,} papers in Find papers")
+
+    @staticmethod
+    def see_all(session: Session):
+        """The latest list answer's topic and filters, into the Find-papers controls (then Find papers runs:
+        ui/events.py). Outputs: tabs, topic, decision, area, author."""
+        t = next(
+            (t for t in reversed(session.turns) if t.status == "done" and t.answer and t.answer.listed), None
+        )
+        if t is None:
+            return (gr.skip(),) * 5
+        decision, area, author = t.filter_values
+        return (
+            gr.Tabs(selected="find"),
+            t.answer.standalone_question or t.question,
+            decision or ANY,
+            area or ANY,
+            author or "",
+        )

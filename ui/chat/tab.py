@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui import find, render
-from ui.chat_handlers import MODES, PLACEHOLDERS, TASKS
+from ui.chat import render
+from ui.chat.handlers import MODES, PLACEHOLDERS, TASKS
+from ui.filters import ANY, DECISIONS
 
 
 @dataclass
@@ -178,11 +179,9 @@ def _build_settings(top_k: int, mode: str, profiles: list[str], profile: str) ->
         )
         show_scores = gr.Checkbox(False, label="Show retrieval scores", elem_id="show-scores")
         chat_decision = gr.Dropdown(
-            find.DECISIONS, value=find.ANY, label="Only papers with decision", elem_id="chat-decision"
+            DECISIONS, value=ANY, label="Only papers with decision", elem_id="chat-decision"
         )
-        chat_area = gr.Dropdown(
-            [find.ANY], value=find.ANY, label="Only papers in primary area", elem_id="chat-area"
-        )
+        chat_area = gr.Dropdown([ANY], value=ANY, label="Only papers in primary area", elem_id="chat-area")
         chat_author = gr.Textbox(
             label="Only papers by an author matching", placeholder="any", lines=1, elem_id="chat-author"
         )

@@ -3,7 +3,7 @@
 Everything that reaches the page from the corpus or the model passes through `esc()` before
 it is placed in HTML. Nothing emits Markdown for a renderer, so a Markdown image such as
 ``![x](http://host/a.png)`` stays literal text. The only tags in the output are the ones
-written in ui/render.py and ui/sources_html.py, and the only URLs are OpenReview links that
+written in ui/chat/render.py, ui/chat/sources_html.py and ui/html/, and the only URLs are OpenReview links that
 pass `safe_url()`.
 """
 
@@ -15,15 +15,16 @@ from collections.abc import Iterable, Sequence
 from rag.export import MARKER_RE, marker_numbers
 from rag.prompts import NOT_FOUND
 from rag.types import Answer
-from ui.answer_text import (
+from ui.chat.answer_text import (
     answer_markdown,
     citation_labels,
     refusal_text,
     segments,
 )
-from ui.safe_html import citation_spans, esc, highlight, merge_spans, retry_link, safe_url
-from ui.session import Turn
-from ui.sources_html import render_sources
+from ui.chat.session import Turn
+from ui.chat.sources_html import render_sources
+from ui.html.safe import citation_spans, esc, highlight, merge_spans, retry_link, safe_url
+from ui.html.status import render_status
 
 __all__ = [
     "Turn",
@@ -237,17 +238,3 @@ def render_chat(turns: Sequence[Turn]) -> str:
             "</div></div></div>"
         )
     return '<div class="chat-log">' + "".join(_turn(t, i) for i, t in enumerate(turns)) + "</div>"
-
-
-def render_status(kind: str, message: str, progress: tuple[int, int] | None = None) -> str:
-    """A status banner: kind in {loading, ready, error}; `progress` (done, total chunks) while indexing."""
-    spinner = '<span class="spinner"></span>' if kind == "loading" else ""
-    bar = ""
-    if progress and progress[1] > 0:
-        done, total = min(progress[0], progress[1]), progress[1]
-        label = f"Indexing: {done:,} / {total:,} chunks ({100 * done / total:.0f}%)"
-        bar = (
-            f'<div class="index-progress"><progress max="{total}" value="{done}" aria-label="Indexing progress">'
-            f"</progress><span>{esc(label)}</span></div>"
-        )
-    return f'<div class="status-banner {esc(kind)}" role="status">{spinner}{esc(message)}{bar}</div>'

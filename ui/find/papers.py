@@ -16,24 +16,15 @@ from rag import export
 from rag.errors import UserError
 from rag.prompts import AT_LEAST
 from rag.retrieval.filters import Filters
-from rag.retrieval.similar import like_topic
 from rag.shapes.lister import FIELDS, PaperList, read_topic
 from rag.shapes.lister import find as list_topic
 from rag.text import retyped
-from ui.safe_html import esc, retry_link, safe_url
+from ui.filters import ANY, filters_of  # noqa: F401  (ANY: the no-filter value `find` takes)
+from ui.html.safe import esc, like_link, retry_link, safe_url
 
-ANY = "any"
-DECISIONS = [ANY, "oral", "spotlight", "poster", "accepted", "rejected", "withdrawn", "desk_rejected"]
 CHART_AREAS = 8  # bars in the area chart; the rest are summed as "other areas"
 QUOTE_CHARS = 320
 COAUTHORS = 30  # co-authors named in an author's view; the rest are counted
-
-
-def filters_of(decision: str | None, area: str | None, author: str | None) -> Filters:
-    """Controls -> Filters ("any" and blanks are no filter)."""
-    return Filters.of(
-        None if decision in (None, ANY) else decision, None if area in (None, ANY) else area, author
-    )
 
 
 @dataclass
@@ -68,11 +59,6 @@ def find(
     except UserError as e:
         out.error = str(e)
     return out
-
-
-def areas(papers) -> list[str]:
-    """The primary areas of the indexed papers, sorted (entities unescaped)."""
-    return sorted({html.unescape(p.primary_area) for p in papers.values() if p.primary_area})
 
 
 # ---------------------------------------------------------------- rendering
@@ -141,16 +127,6 @@ def render_author(res: PaperList) -> str:
         head
         + f'<details class="coauthors" open><summary>Co-authors in the conference ({len(view.coauthors):,})'
         f'</summary><ul class="coauthor-list">{items}{tail}</ul></details>'
-    )
-
-
-def like_link(paper) -> str:
-    """ "More like this": Find papers lists the paper's nearest papers (the lister's `like:ID` topic), its tab
-    brought forward first (ui/static/app.js, as the retry links)."""
-    return (
-        f'<a class="retry-link like-link" role="button" href="#" data-q="{esc(like_topic(paper.paper_id))}" '
-        'data-box="#find-topic textarea" data-send="find-btn" data-tab="tab-find-button">'
-        f'More like this<span class="sr-only-live">: papers nearest to “{esc(paper.label)}”</span></a>'
     )
 
 

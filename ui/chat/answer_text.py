@@ -1,6 +1,6 @@
 """An Answer as text: its sentence segments, citation labels and the copy-Markdown.
 
-Nothing here emits HTML; `ui.render` and `ui.sources_html` escape what they take from here.
+Nothing here emits HTML; `ui.chat.render` and `ui.chat.sources_html` escape what they take from here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Answering a session's queued questions: the engine's stream, turned into page updates.
 
-`AnswerStream` is mixed into `ui.handlers.Handlers` (which sets `holder` and `_start_failure`);
-`stream_answer` and `ask` (ui/chat_handlers.py) drive it. Every update it yields is
+An `AnswerStream` answers over the engine in the `EngineHolder` it is given; `stream_answer` and `ask`
+(ui/chat/handlers.py) drive it. Every update it yields is
 (chat_html, sources_html, session, answer_json, restore).
 """
 
@@ -17,9 +17,10 @@ import gradio as gr
 from rag.errors import UserError
 from rag.retrieval.filters import filters_from_question
 from rag.types import Answer, Hit
-from ui import find, render
+from ui.chat import render
+from ui.chat.session import Session
 from ui.engine_holder import EngineHolder
-from ui.session import Session
+from ui.filters import filters_of
 
 log = logging.getLogger("ui")
 
@@ -54,12 +55,21 @@ def _announced_hits(item: object) -> list[Hit] | None:
     return None
 
 
+def stop_abandoned(session: Session) -> None:
+    """Turns left streaming by a cancelled request whose generator was never closed end as stopped."""
+    if not session.streaming:
+        for t in session.turns:
+            if t.status == "streaming":
+                t.status, t.note = "stopped", None
+
+
 class AnswerStream:
-    """The engine loop behind the Ask tab; uses `self.holder` and `self._start_failure()`."""
+    """The engine loop behind the Ask tab, over the engine `holder` holds (or is still loading)."""
 
-    holder: EngineHolder
+    def __init__(self, holder: EngineHolder):
+        self.holder = holder
 
-    def _run_pending(self, session, top_k, mode, profile, show_scores) -> Iterator[tuple]:
+    def run_pending(self, session, top_k, mode, profile, show_scores) -> Iterator[tuple]:
         """Answer this session's queued questions, oldest first (a second question may be typed
         while one streams). Yields (chat_html, sources_html, session, answer_json, restore)."""
         while True:
@@ -77,14 +87,6 @@ class AnswerStream:
             if turn.status in ("queued", "streaming"):  # closed mid-answer: cancelled, or the client left
                 turn.status, turn.note = "stopped", None
 
-    @staticmethod
-    def _stop_abandoned(session: Session) -> None:
-        """Turns left streaming by a cancelled request whose generator was never closed end as stopped."""
-        if not session.streaming:
-            for t in session.turns:
-                if t.status == "streaming":
-                    t.status, t.note = "stopped", None
-
     def _answer_turn_inner(self, session, turn, top_k, mode, profile, show_scores) -> Iterator[tuple]:
         holder, epoch = self.holder, session.epoch
         turn.status = "streaming"
@@ -98,7 +100,7 @@ class AnswerStream:
         turn.note = None
         restore = gr.skip()
         if holder.state == "error":
-            turn.status, turn.error = "error", self._start_failure()
+            turn.status, turn.error = "error", holder.failure()
         else:
             try:
                 if not holder.profile_loaded(profile):
@@ -107,7 +109,7 @@ class AnswerStream:
                 eng = holder.for_profile(profile)
                 turn.note = None
                 history = [dict(m) for m in session.history]
-                question, filters = turn.question, find.filters_of(*session.filters)
+                question, filters = turn.question, filters_of(*session.filters)
                 if not filters:  # "orals about X", "papers by NAME": the question filters
                     found, cleaned = filters_from_question(question)
                     if found:

@@ -101,7 +101,7 @@ def guard_kwargs(settings) -> dict[str, Any]:
     """launch() arguments that bound what a client can send: upload and body caps, login limit."""
     from starlette.middleware import Middleware
 
-    from ui.guard import ApiInputs, BodyCap, LoginLimiter, RouteGuard
+    from ui.serve.guard import ApiInputs, BodyCap, LoginLimiter, RouteGuard
 
     return dict(
         max_file_size=settings.upload_max_bytes,

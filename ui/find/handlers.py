@@ -1,56 +1,28 @@
-"""The Find-papers tab's handlers: the lister, its pages and exports, and the chat's "See all N"
-hand-over into this tab."""
+"""The Find-papers tab's handlers: the lister, its pages and exports (and the list behind the chat's
+"See all N", whose topic and filters the chat's handlers put into this tab's controls)."""
 
 from __future__ import annotations
 
 import gradio as gr
 
 from rag.errors import UserError
-from ui import find
 from ui.engine_holder import EngineHolder
-from ui.session import Session
+from ui.filters import ANY
+from ui.find import papers
 
 
 class FindHandlers:
-    """Mixed into `ui.handlers.Handlers`; uses `self.holder` and `self._start_failure()`."""
+    """The Find-papers tab's handlers over the retriever of the engine `holder` holds."""
 
-    holder: EngineHolder
+    def __init__(self, holder: EngineHolder):
+        self.holder = holder
 
-    # ------------------------------------------------------------ the list behind a chat answer
-    @staticmethod
-    def see_all_button(session: Session):
-        """ "See all N in Find papers" under the chat when the latest answer listed only the first N."""
-        t = next((t for t in reversed(session.turns) if t.status == "done" and t.answer), None)
-        a = t.answer if t else None
-        if a is None or not a.listed or a.listed <= len(a.citations):
-            return gr.update(visible=False)
-        return gr.update(visible=True, value=f"See all {a.listed:,} papers in Find papers")
-
-    @staticmethod
-    def see_all(session: Session):
-        """The latest list answer's topic and filters, into the Find-papers controls (then `find` runs).
-        Outputs: tabs, topic, decision, area, author."""
-        t = next(
-            (t for t in reversed(session.turns) if t.status == "done" and t.answer and t.answer.listed), None
-        )
-        if t is None:
-            return (gr.skip(),) * 5
-        decision, area, author = t.filter_values
-        return (
-            gr.Tabs(selected="find"),
-            t.answer.standalone_question or t.question,
-            decision or find.ANY,
-            area or find.ANY,
-            author or "",
-        )
-
-    # ------------------------------------------------------------ Find papers
     def _retriever(self):
         holder = self.holder
         if holder.state == "loading":
             raise UserError("The index is still loading; try again in a moment.")
         if holder.state == "error":
-            raise UserError(self._start_failure())
+            raise UserError(holder.failure())
         retriever = getattr(holder.engine, "retriever", None)
         if retriever is None:
             raise UserError("This engine cannot list papers.")
@@ -66,14 +38,14 @@ class FindHandlers:
     ):
         """Find papers: run the lister. Outputs: state, topic, decision, author, then `find_view`'s."""
         try:
-            found = find.find(self._retriever(), topic, decision, area, author, check)
+            found = papers.find(self._retriever(), topic, decision, area, author, check)
         except UserError as e:
-            found = find.Found(topic=topic or "", error=str(e))
+            found = papers.Found(topic=topic or "", error=str(e))
         f = found.filters
         return (
             found,
             found.topic if found.detected else gr.skip(),
-            (f.decision or find.ANY) if "decision" in found.detected else gr.skip(),
+            (f.decision or ANY) if "decision" in found.detected else gr.skip(),
             (f.author or "") if "author" in found.detected else gr.skip(),
             *self.find_view(found, page_size),
         )
@@ -81,15 +53,15 @@ class FindHandlers:
     @staticmethod
     def find_view(found, page_size: int):
         """summary, table, chart, 3 filter chips, previous, page label, next."""
-        chips = find.chip_labels(found)
+        chips = papers.chip_labels(found)
         pages = found.pages(page_size) if found else 1
         page = found.page if found else 0
         has_rows = bool(found and found.result and found.result.papers)
         return (
-            find.render_summary(found),
-            find.render_table(found, page_size),
-            find.render_chart(found),
-            *(gr.update(visible=bool(chips[k]), value=chips[k] or "") for k in find.FIELDS),
+            papers.render_summary(found),
+            papers.render_table(found, page_size),
+            papers.render_chart(found),
+            *(gr.update(visible=bool(chips[k]), value=chips[k] or "") for k in papers.FIELDS),
             gr.update(visible=pages > 1, interactive=page > 0),
             gr.update(visible=pages > 1, value=f"Page {page + 1} of {pages}"),
             gr.update(visible=pages > 1, interactive=page + 1 < pages),
@@ -106,4 +78,4 @@ class FindHandlers:
     @staticmethod
     def find_export(found, kind: str):
         """The whole list as CSV, Markdown or BibTeX, for the page to save (built here, locally)."""
-        return find.export_text(found, kind)
+        return papers.export_text(found, kind)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ui import find
+from ui.filters import ANY, DECISIONS
+from ui.find import papers
 
 EXPORT_KINDS = (("csv", "CSV"), ("md", "Markdown"), ("bib", "BibTeX"))  # kind, button label
 
@@ -19,7 +20,7 @@ class FindTab:
     area: gr.Dropdown
     author: gr.Textbox
     find_btn: gr.Button
-    chips: list[gr.Button]  # one per find.FIELDS: click to drop that filter
+    chips: list[gr.Button]  # one per papers.FIELDS: click to drop that filter
     summary: gr.HTML
     table: gr.HTML
     prev_btn: gr.Button
@@ -28,7 +29,7 @@ class FindTab:
     chart: gr.HTML
     exports: list[gr.Button]  # one per EXPORT_KINDS
     export_box: gr.Textbox  # an export's text, for the page's JS to save
-    found: gr.State  # the last find.Found (its rows and the page shown)
+    found: gr.State  # the last papers.Found (its rows and the page shown)
 
     @property
     def view(self) -> list:
@@ -60,9 +61,9 @@ def build_find_tab() -> FindTab:
                     elem_classes=["filter-chip"],
                     scale=0,
                 )
-                for k in find.FIELDS
+                for k in papers.FIELDS
             ]
-        summary = gr.HTML(find.render_summary(None), elem_id="find-summary", apply_default_css=False)
+        summary = gr.HTML(papers.render_summary(None), elem_id="find-summary", apply_default_css=False)
         table, prev_btn, page_label, next_btn, chart, exports = _build_results()
         export_box = gr.Textbox(visible="hidden", label="export", elem_id="find-export-box")
         found = gr.State(None)
@@ -97,12 +98,8 @@ def _build_find_controls() -> tuple:
             scale=3,
             min_width=240,
         )
-        decision = gr.Dropdown(
-            find.DECISIONS, value=find.ANY, label="Decision", elem_id="find-decision", min_width=150
-        )
-        area = gr.Dropdown(
-            [find.ANY], value=find.ANY, label="Primary area", elem_id="find-area", min_width=200
-        )
+        decision = gr.Dropdown(DECISIONS, value=ANY, label="Decision", elem_id="find-decision", min_width=150)
+        area = gr.Dropdown([ANY], value=ANY, label="Primary area", elem_id="find-area", min_width=200)
         author = gr.Textbox(label="Author", placeholder="any", lines=1, elem_id="find-author", min_width=150)
         find_btn = gr.Button("Find", variant="primary", elem_id="find-btn", scale=0, min_width=90)
     return topic, decision, area, author, find_btn

@@ -1,5 +1,5 @@
 """The only ways corpus and model text enter the page's HTML: escaping, URL vetting and
-evidence highlighting.
+evidence highlighting; and the links that ask again (a mended question, "More like this").
 
 Offsets (`Citation.spans`, `quote_start/quote_end`) are character offsets into the raw
 abstract; `highlight()` cuts the raw text first and escapes each piece, so entities never
@@ -12,6 +12,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from rag.retrieval.similar import like_topic
 from rag.types import Citation
 
 _SAFE_URL_RE = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/[A-Za-z0-9._~\-/%?=&#+]*)?$")
@@ -83,4 +84,14 @@ def retry_link(text: str, box: str, send: str) -> str:
     return (
         f'<a class="retry-link" role="button" href="#" data-q="{esc(text)}" data-box="{esc(box)}" '
         f'data-send="{esc(send)}">{esc(text)}</a>'
+    )
+
+
+def like_link(paper) -> str:
+    """ "More like this": Find papers lists the paper's nearest papers (the lister's `like:ID` topic), its tab
+    brought forward first (ui/static/app.js, as the retry links)."""
+    return (
+        f'<a class="retry-link like-link" role="button" href="#" data-q="{esc(like_topic(paper.paper_id))}" '
+        'data-box="#find-topic textarea" data-send="find-btn" data-tab="tab-find-button">'
+        f'More like this<span class="sr-only-live">: papers nearest to “{esc(paper.label)}”</span></a>'
     )
