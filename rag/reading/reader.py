@@ -377,8 +377,8 @@ class Reader:
     """Reads each question once; a chat's earlier turns are remembered (a chat re-sends its history).
     `retrieve` runs the engine's retrieval with the caller's depth and filters."""
 
-    def __init__(self, settings, idf: Callable[[], Idf]):
-        self.settings = settings
+    def __init__(self, conversation, idf: Callable[[], Idf]):
+        self.conversation = conversation  # the settings' conversation group
         self._idf = idf  # read when first needed (the BM25 side loads lazily)
         self._cache: OrderedDict[tuple, tuple[str | None, str, float | None]] = OrderedDict()
 
@@ -459,12 +459,12 @@ class Reader:
             return self._cache[ck]
         out = self._decide(asked, turns, retrieve, key, hits)
         self._cache[ck] = out
-        if len(self._cache) > self.settings.condense_cache:
+        if len(self._cache) > self.conversation.condense_cache:
             self._cache.popitem(last=False)
         return out
 
     def _decide(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None, tuple]:
-        s = self.settings
+        s = self.conversation
         back = pointer(asked, turns)
         if back is not None:
             return self.query_of(turns[back], turns[:back], retrieve, key), "points back", None, ()
