@@ -71,14 +71,14 @@ class Baseline:
         if generate:
             from llama_index.llms.huggingface import HuggingFaceLLM
 
-            ours = llm or (engine.llm if engine is not None else load_llm(settings.llm, settings))
+            ours = llm or (engine.llm if engine is not None else load_llm(settings.generation.llm, settings))
             tok = ours.tokenizer
             self.hf_llm = HuggingFaceLLM(
                 model=ours.model,
                 tokenizer=tok,
                 device_map="cpu",
                 is_chat_model=True,
-                max_new_tokens=settings.max_new_tokens,
+                max_new_tokens=settings.generation.max_new_tokens,
                 context_window=4096,
                 generate_kwargs={
                     "do_sample": False,
@@ -180,7 +180,7 @@ class Baseline:
         from rag.types import Hit
 
         _, sents, _ = bind(
-            text, [Hit(p, 0.0) for p in papers], self.engine.judge, self.settings.support_threshold
+            text, [Hit(p, 0.0) for p in papers], self.engine.judge, self.settings.grounding.support_threshold
         )
         return [
             {

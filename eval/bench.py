@@ -65,13 +65,13 @@ def filled_collection(settings: dict) -> dict:
     """These settings, reading the conference's collection when that is the one an existing index
     holds (`rag ingest --conference` writes it) and the default one is empty."""
     from rag.index.index import Index
-    from rag.settings import Settings
+    from rag.settings import Settings, nest
 
-    s = Settings(**settings)
-    if s.collection == s.conference_collection or Index(s).count():
+    s = Settings(**nest(settings))
+    if s.storage.collection == s.storage.conference_collection or Index(s).count():
         return settings
-    conf = dict(settings, collection=s.conference_collection)
-    return conf if Index(Settings(**conf)).count() else settings
+    conf = dict(settings, collection=s.storage.conference_collection)
+    return conf if Index(Settings(**nest(conf))).count() else settings
 
 
 def main(
@@ -103,18 +103,21 @@ def main(
     settings = settings or Settings()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    base = {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.model_dump().items()}
-    shipped = base.get("vector_bundle")  # the ingest rows time the encoder path; 6 also times the bundle's
-    base["vector_bundle"] = None
-    base.pop("chroma_url", None)
+    # A worker's settings: this dump (nested, JSON), with flat overrides on top (`dict(base, data_dir=...)`,
+    # read back by bench_common.settings_from).
+    base = settings.model_dump(mode="json")
+    shipped = base["storage"][
+        "vector_bundle"
+    ]  # the ingest rows time the encoder path; 6 also times the bundle's
+    base["storage"] = dict(base["storage"], vector_bundle=None, chroma_url=None)
     res: dict = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "threads": settings.threads,
+        "threads": settings.generation.threads,
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-        "llm": settings.llm,
-        "embed_batch": settings.embed_batch,
-        "top_k": settings.top_k,
+        "llm": settings.generation.llm,
+        "embed_batch": settings.storage.embed_batch,
+        "top_k": settings.retrieval.top_k,
     }
 
     def say(msg):
@@ -127,7 +130,7 @@ def main(
         ing_papers = {"corpus": corpus, "sample": ingest_sample} if corpus else {"corpus": "seeds"}
         say(f"1. ingest vs raw encode on {ing_papers}")
         raws, ourss, onnxs, bf16s = [], [], [], []
-        onnx = settings.embed_backend != "torch"
+        onnx = settings.storage.embed_backend != "torch"
         from rag.models.embedder import (
             embed_dtype,
         )  # torch, in this process only to read the CPU's bf16 support
@@ -154,7 +157,7 @@ def main(
         raw_bf16 = max(bf16s, key=lambda r: r.get("chunks_per_s") or 0) if bf16s else None
         res["ingest"] = {
             "papers": ing_papers,
-            "backend": settings.embed_backend,
+            "backend": settings.storage.embed_backend,
             "raw_onnx": raw_onnx,
             "ratio_vs_raw_onnx": ratio(ours.get("chunks_per_s"), (raw_onnx or {}).get("chunks_per_s")),
             "dtype": ours.get("dtype"),

@@ -55,6 +55,7 @@ def load_papers(spec: dict):
 
 
 def settings_from(d: dict):
-    from rag.settings import Settings
+    """Settings from a worker's dict: a settings dump (nested), flat names overriding it (rag.settings.nest)."""
+    from rag.settings import Settings, nest
 
-    return Settings(**d)
+    return Settings(**nest(d))

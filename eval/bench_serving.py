@@ -102,17 +102,19 @@ def w_serve(a: dict) -> dict:
     # 3. generation: engine stream vs bare generate, same prompt (the engine's own sources prompt)
     gen = []
     for q in qs[: a.get("n_gen", 3)]:
-        hits = engine.retriever.retrieve(q["question"], s.top_k, s.mode)[: s.context_papers]
+        hits = engine.retriever.retrieve(q["question"], s.retrieval.top_k, s.retrieval.mode)[
+            : s.generation.context_papers
+        ]
         evset = engine.evidence(q["question"], hits)
         msgs = answer_messages(evset, q["question"])
         if len(gen) % 2 == 0:  # alternate which goes first, so warm caches / load favour neither
-            bare = _bare_generate(engine.llm, msgs, s.max_new_tokens)
-            text = engine.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
+            bare = _bare_generate(engine.llm, msgs, s.generation.max_new_tokens)
+            text = engine.llm.generate(msgs, max_new_tokens=s.generation.max_new_tokens)
             st = engine.llm.stats
         else:
-            text = engine.llm.generate(msgs, max_new_tokens=s.max_new_tokens)
+            text = engine.llm.generate(msgs, max_new_tokens=s.generation.max_new_tokens)
             st = engine.llm.stats
-            bare = _bare_generate(engine.llm, msgs, s.max_new_tokens)
+            bare = _bare_generate(engine.llm, msgs, s.generation.max_new_tokens)
         gen.append(
             {
                 "id": q["id"],
@@ -218,10 +220,14 @@ def w_llm_memory(a: dict) -> dict:
 
     s = settings_from(a["settings"])
     t0 = time.perf_counter()
-    folder = resolve_llm(s.llm, s)  # converts the GGUF on a first-ever start (counted in the peak)
-    hit = int8_cache_path(folder, s, gguf_source(folder)).exists() if s.int8 and s.int8_cache else None
+    folder = resolve_llm(s.generation.llm, s)  # converts the GGUF on a first-ever start (counted in the peak)
+    hit = (
+        int8_cache_path(folder, s, gguf_source(folder)).exists()
+        if s.generation.int8 and s.generation.int8_cache
+        else None
+    )
     t1 = time.perf_counter()
-    llm = load_llm(s.llm, s)
+    llm = load_llm(s.generation.llm, s)
     load_s = time.perf_counter() - t1
     msgs = [
         {"role": "user", "content": a.get("prompt", "What is a diffusion model? Answer in one sentence.")}
@@ -232,8 +238,8 @@ def w_llm_memory(a: dict) -> dict:
     emb.encode(["a short warm-up sentence"])
     rss = _rss_now_mb() or 0
     return {
-        "int8": s.int8,
-        "int8_cache": s.int8_cache,
+        "int8": s.generation.int8,
+        "int8_cache": s.generation.int8_cache,
         "int8_cache_hit": hit,
         "device": llm.device,
         "resolve_s": round(t1 - t0, 1),

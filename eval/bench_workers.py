@@ -26,20 +26,24 @@ def w_raw_encode(a: dict) -> dict:
     from rag.models.embedder import embedder_path
 
     s = settings_from(a["settings"])
-    torch.set_num_threads(s.threads)
+    torch.set_num_threads(s.generation.threads)
     papers = load_papers(a["papers"])
-    splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+    splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
     texts = [embed_text(c, p) for p in papers for c in chunk_paper(p, splitter)]
     model = SentenceTransformer(str(embedder_path()), device="cpu")
     # the same window as the pipeline (a.window), or the model's own 256 for the "before" figure
-    model.max_seq_length = a.get("window") or s.embed_max_tokens
+    model.max_seq_length = a.get("window") or s.storage.embed_max_tokens
     # float32 (the baseline), or bfloat16 autocast as the pipeline's embedder uses on CPUs that have it
     dtype = a.get("dtype") or "float32"
     ctx = torch.autocast("cpu", dtype=torch.bfloat16) if dtype == "bfloat16" else contextlib.nullcontext()
     with ctx:
-        model.encode(texts[:8], batch_size=s.embed_batch)  # warm-up, as the pipeline's embedder is warm
+        model.encode(
+            texts[:8], batch_size=s.storage.embed_batch
+        )  # warm-up, as the pipeline's embedder is warm
         t0 = time.perf_counter()
-        model.encode(texts, batch_size=s.embed_batch, normalize_embeddings=True, show_progress_bar=False)
+        model.encode(
+            texts, batch_size=s.storage.embed_batch, normalize_embeddings=True, show_progress_bar=False
+        )
         dt = time.perf_counter() - t0
     return {
         "chunks": len(texts),
@@ -63,17 +67,19 @@ def w_raw_onnx(a: dict) -> dict:
 
     s = settings_from(a["settings"])
     papers = load_papers(a["papers"])
-    splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+    splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
     texts = [embed_text(c, p) for p in papers for c in chunk_paper(p, splitter)]
-    int8 = s.embed_backend == "onnx-int8"
+    int8 = s.storage.embed_backend == "onnx-int8"
     onnx_session(s, int8)  # exports once if the cache lacks it (not timed)
     so = ort.SessionOptions()
-    so.intra_op_num_threads = s.threads
+    so.intra_op_num_threads = s.generation.threads
     sess = ort.InferenceSession(str(onnx_path(s, int8)), so, providers=["CPUExecutionProvider"])
     tok = AutoTokenizer.from_pretrained(str(embedder_path()))
 
     def encode(batch):
-        enc = tok(batch, padding=True, truncation=True, max_length=s.embed_max_tokens, return_tensors="np")
+        enc = tok(
+            batch, padding=True, truncation=True, max_length=s.storage.embed_max_tokens, return_tensors="np"
+        )
         h = sess.run(None, {k: enc[k].astype(np.int64) for k in ONNX_INPUTS})[0]
         m = enc["attention_mask"][..., None]
         v = (h * m).sum(1) / m.sum(1)
@@ -81,14 +87,14 @@ def w_raw_onnx(a: dict) -> dict:
 
     encode(texts[:8])
     t0 = time.perf_counter()
-    for i in range(0, len(texts), s.embed_batch):
-        encode(texts[i : i + s.embed_batch])
+    for i in range(0, len(texts), s.storage.embed_batch):
+        encode(texts[i : i + s.storage.embed_batch])
     dt = time.perf_counter() - t0
     return {
         "chunks": len(texts),
         "seconds": round(dt, 3),
         "chunks_per_s": round(len(texts) / dt, 2),
-        "backend": s.embed_backend,
+        "backend": s.storage.embed_backend,
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
 
@@ -103,7 +109,9 @@ def w_ingest(a: dict) -> dict:
     papers = load_papers(a["papers"])
     emb = get_embedder(s)
     emb.encode(["warm-up"] * 8)
-    make_splitter(s.chunk_size, s.chunk_overlap)  # its tokenizer loads once per process, like the model
+    make_splitter(
+        s.storage.chunk_size, s.storage.chunk_overlap
+    )  # its tokenizer loads once per process, like the model
     rss0 = peak_rss_mb()
     t_open = time.perf_counter()
     index = Index(s)  # opening the store is a one-time cost, not throughput: timed on its own
@@ -153,7 +161,7 @@ def w_retrieval(a: dict) -> dict:
     from rag.models.embedder import embedder_path
 
     s = settings_from(a["settings"])
-    torch.set_num_threads(s.threads)
+    torch.set_num_threads(s.generation.threads)
     queries = _queries(a)
     reps = a.get("repeats", 2)
     engine = Engine(s)
@@ -171,17 +179,17 @@ def w_retrieval(a: dict) -> dict:
     }
     model = SentenceTransformer(str(embedder_path()), device="cpu")
     client = chromadb.PersistentClient(
-        path=str(s.chroma_path), settings=ChromaSettings(anonymized_telemetry=False)
+        path=str(s.storage.chroma_path), settings=ChromaSettings(anonymized_telemetry=False)
     )
-    coll = client.get_collection(s.collection)
+    coll = client.get_collection(s.storage.collection)
 
     def raw(q):
         v = model.encode([q], normalize_embeddings=True)
-        coll.query(query_embeddings=v.tolist(), n_results=s.top_k)
+        coll.query(query_embeddings=v.tolist(), n_results=s.retrieval.top_k)
 
     calls = {
-        "hybrid": lambda q: engine.retriever.retrieve(q, s.top_k, "hybrid"),
-        "dense": lambda q: engine.retriever.retrieve(q, s.top_k, "dense"),
+        "hybrid": lambda q: engine.retriever.retrieve(q, s.retrieval.top_k, "hybrid"),
+        "dense": lambda q: engine.retriever.retrieve(q, s.retrieval.top_k, "dense"),
         "raw": raw,
     }
     for f in calls.values():  # warm every path once

@@ -148,10 +148,10 @@ def replication_check(rows: Sequence[dict], settings, depth: int) -> float | Non
             continue
         sc = fuse_scores(
             r["sides"],
-            settings.dense_weight,
-            settings.bm25_weight,
-            settings.rrf_k,
-            named_boost=settings.named_boost,
+            settings.retrieval.dense_weight,
+            settings.retrieval.bm25_weight,
+            settings.retrieval.rrf_k,
+            named_boost=settings.retrieval.named_boost,
         )
         ranked = r["ranked"][:depth]
         ok = all(abs(sc.get(p["paper_id"], -1.0) - p["score"]) < 1e-5 for p in ranked)
@@ -176,10 +176,10 @@ def features(engine, query: str, hits: list, top_k: int, task: str) -> tuple[dic
     from rag.retrieval.retrieve import group_by_paper
 
     s = engine.settings
-    shown = hits[: max(top_k, s.summary_candidates) if task == "summarize" else top_k]
+    shown = hits[: max(top_k, s.generation.summary_candidates) if task == "summarize" else top_k]
     per_hit = [cite.relevance(query, [h], engine.judge) for h in shown]
     vec = engine.retriever.encode_query([query])[0]  # the retriever's own query vector (rag.models.minilm)
-    dense = group_by_paper(engine.index.dense(vec, s.candidates))
+    dense = group_by_paper(engine.index.dense(vec, s.retrieval.candidates))
     bm25 = group_by_paper(engine.retriever.bm25().search(query))
     sides = {
         "dense": [
@@ -231,7 +231,7 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
         for k in ("refusal", "answerability", "relevance")
         if any(k in r.get("features", {}) for r in answers)
     ]
-    boost = getattr(s, "named_boost", 0.0)
+    boost = s.retrieval.named_boost
     return {
         "refusal_signal": next(
             (r["features"].get("refusal_signal") for r in answers if r.get("features")), None
@@ -251,10 +251,10 @@ def calibration_section(rows: list[dict], s, id_map, depth: int) -> dict:
         else [],
         "fusion_replication": replication_check(hybrid, s, depth),
         "current": {
-            "dense_weight": s.dense_weight,
-            "bm25_weight": s.bm25_weight,
-            "rrf_k": s.rrf_k,
+            "dense_weight": s.retrieval.dense_weight,
+            "bm25_weight": s.retrieval.bm25_weight,
+            "rrf_k": s.retrieval.rrf_k,
             "named_boost": boost,
-            "refuse_bar": s.refuse_bar,
+            "refuse_bar": s.grounding.refuse_bar,
         },
     }

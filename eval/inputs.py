@@ -90,12 +90,13 @@ def corpus_files(corpus: str | Path | None) -> list[Path]:
     return expand_paths([Path(corpus)])
 
 
-def corpus_key(files: Sequence[Path], settings) -> str:
+def corpus_key(files: Sequence[Path], storage) -> str:
+    """A corpus's index key: its files and the settings' storage group's chunking and collection."""
     h = hashlib.sha256()
     for f in files:
         st = f.stat()
         h.update(f"{f.resolve()}|{st.st_size}|{int(st.st_mtime)};".encode())
-    h.update(f"{settings.chunk_size}|{settings.chunk_overlap}|{settings.collection}".encode())
+    h.update(f"{storage.chunk_size}|{storage.chunk_overlap}|{storage.collection}".encode())
     return h.hexdigest()[:12]
 
 
@@ -106,9 +107,9 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
     from rag.ingest.corpus import read_file
     from rag.models.embedder import get_embedder
 
-    dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings)}"
-    s = settings.model_copy(
-        update={"data_dir": dd, "chroma_url": None if not data_dir else settings.chroma_url}
+    dd = Path(data_dir) if data_dir else out / f"data-{corpus_key(files, settings.storage)}"
+    s = settings.replace(
+        storage={"data_dir": dd, "chroma_url": None if not data_dir else settings.storage.chroma_url}
     )
     papers = [p for f in files for p in read_file(f)]
     rep = Index(s).ingest(papers, get_embedder(s), progress=progress)

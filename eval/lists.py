@@ -240,15 +240,15 @@ def main(
         fitted = fit_model(retriever, [t for t in topics if t.get("split") == "calibration"], progress)
         (out / "lister_model.json").write_text(json.dumps(fitted, indent=2) + "\n")
         keep = ("lister_model", "lister_model_intercept", "lister_min_score")
-        settings = settings.model_copy(update={k: fitted[k] for k in keep} | {"lister_scoring": "model"})
+        settings = settings.replace(lists={k: fitted[k] for k in keep} | {"lister_scoring": "model"})
         retriever.settings = settings
     rows, warm = run_topics(retriever, topics, progress)
     cal = [r for r in rows if r["split"] == "calibration"]
     chosen, sweep = choose_bar(cal, by_id)
-    used = settings.lister_min_score if bar is None else bar
+    used = settings.lists.lister_min_score if bar is None else bar
     report = {
         "settings": {
-            k: getattr(settings, k)
+            k: settings.value(k)
             for k in (
                 "lister_candidates",
                 "lister_deepen_share",
@@ -274,7 +274,7 @@ def main(
         "all": summarize(rows, by_id, used),
     }
     if absent and Path(absent).is_file():
-        retriever.settings = settings.model_copy(update={"lister_min_score": used})
+        retriever.settings = settings.replace(lists={"lister_min_score": used})
         report["coverage"] = coverage(retriever, topics, load_absent(absent))
     report["settings"]["data_dir"] = str(report["settings"]["data_dir"])
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -147,10 +147,10 @@ def main(
     """Run the eval and write OUT/report.json, report.md, rows.jsonl and *.png. Returns the report dict.
 
     questions: JSONL dev set; corpus: "seeds" (default) or a file/folder (e.g. the full 11,672 JSONL);
-    compare: "dense,bm25,hybrid,baseline" (any subset; default: settings.mode); limit: first N questions;
+    compare: "dense,bm25,hybrid,baseline" (any subset; default: settings.retrieval.mode); limit: first N questions;
     data_dir: reuse an existing index (else OUT/data-<corpus key>, ingested incrementally);
     retrieval_only: no LLM: retrieval metrics, predicted refusals and calibration tables only;
-    llm: a ready generator object for the engine (tests pass a fake); default: load settings.llm.
+    llm: a ready generator object for the engine (tests pass a fake); default: load settings.generation.llm.
     """
     from rag.answer import Engine
     from rag.settings import SEEDS_DIR, Settings
@@ -164,14 +164,14 @@ def main(
     qs = load_questions(questions, limit, types, ids, split=split, scale=scale)
     if not qs:
         raise UserError(f"no questions in {questions}" + (f" of types {types}" if types else ""))
-    configs = parse_compare(compare, settings.mode)
+    configs = parse_compare(compare, settings.retrieval.mode)
     id_map = M.load_id_map(SEEDS_DIR / "metadata.jsonl")
     files = corpus_files(corpus)
     s, papers, ingest_rep = prepare_index(
         settings, files, out, Path(data_dir) if data_dir else None, progress
     )
     engine = Engine(s, llm=llm)
-    top_k = s.top_k
+    top_k = s.retrieval.top_k
     golds = {q["id"]: M.resolve_gold(q["gold"], id_map) for q in qs}
 
     warm_s = None
@@ -250,7 +250,7 @@ def config_section(
     wall,
     questions,
 ) -> dict:
-    llm = None if retrieval_only else (engine._llm.name if engine._llm else s.llm)
+    llm = None if retrieval_only else (engine._llm.name if engine._llm else s.generation.llm)
     return {
         "primary": primary,
         "configs": configs,
@@ -258,10 +258,10 @@ def config_section(
         "models": {
             "embedder": engine.embedder.name,
             "llm": llm,
-            "int8": s.int8 and not isinstance(engine._llm, CopyingLLM),
+            "int8": s.generation.int8 and not isinstance(engine._llm, CopyingLLM),
             "baseline": baseline.describe() if baseline else None,
         },
-        "top_k": s.top_k,
+        "top_k": s.retrieval.top_k,
         "retrieval_mode": primary if primary in ENGINE_MODES else "baseline",
         "depth": depth,
         "corpus": {
@@ -271,9 +271,9 @@ def config_section(
             "chunks": engine.index.count(),
             "ingest": ingest_rep.to_json(),
         },
-        "data_dir": str(s.data_dir),
+        "data_dir": str(s.storage.data_dir),
         "settings": {
-            k: getattr(s, k)
+            k: s.value(k)
             for k in (
                 "candidates",
                 "dense_weight",

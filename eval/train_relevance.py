@@ -395,8 +395,8 @@ def paper_vectors(papers: list[Paper], data_dir: str | None) -> np.ndarray:
     from rag.index.index import Index
     from rag.settings import Settings
 
-    s = Settings(**({"data_dir": data_dir} if data_dir else {}))
-    index = Index(s.model_copy(update={"collection": s.conference_collection}))
+    s = Settings(**({"storage": {"data_dir": data_dir}} if data_dir else {}))
+    index = Index(s.replace(storage={"collection": s.storage.conference_collection}))
     index.require()
     ids, vecs = index.paper_vectors()
     row = dict(zip(ids, vecs))
@@ -514,8 +514,8 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
     from rag.shapes.list_score import fit_logistic
     from rag.shapes.lister import list_papers
 
-    s = Settings(**({"data_dir": data_dir} if data_dir else {}))
-    s = s.model_copy(update={"collection": s.conference_collection})
+    s = Settings(**({"storage": {"data_dir": data_dir}} if data_dir else {}))
+    s = s.replace(storage={"collection": s.storage.conference_collection})
     retriever = Retriever(Index(s), QueryEmbedder(s), s)
     model = Relevance.load(path)
     files = [
@@ -578,7 +578,7 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
     }
     bar = max(bars, key=lambda b: (balance(table[b]), b))
     stack = fit(cal)
-    alone = s.lister_min_score
+    alone = s.lists.lister_min_score
     return {
         "floor": floor,
         "calls_per_list": round(float(np.mean(calls)), 1),

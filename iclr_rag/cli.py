@@ -23,7 +23,7 @@ from iclr_rag.options import (
     with_settings,
 )
 from rag.errors import UserError
-from rag.settings import Settings
+from rag.settings import GROUP_OF, Settings
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Cited answers about ICLR 2025 papers, offline."
@@ -159,7 +159,7 @@ def ingest(
 
         paths, s = [CONFERENCE_FILE], for_conference(s, explicit=collection_flag(s))
     # every file is parsed (a bad one stops all) before the embedder loads
-    papers = read_corpus(paths or [SEEDS_DIR], Limits.of(s))
+    papers = read_corpus(paths or [SEEDS_DIR], Limits.of(s.storage))
     index = Index(s)
     damage = "rebuilt as asked (--repair)" if repair else index.damage()  # before any model loads
     engine = _engine(s, index=index)
@@ -175,7 +175,7 @@ def ingest(
         shipped = f" ({r.bundled} with shipped vectors)" if r.bundled else ""
         echo(
             f"{r.papers} papers, {r.chunks} chunks: {r.added} added{shipped}, {r.skipped} unchanged, "
-            f"{r.removed} removed in {r.seconds:.1f}s -> {s.chroma_url or s.chroma_path}"
+            f"{r.removed} removed in {r.seconds:.1f}s -> {s.storage.chroma_url or s.storage.chroma_path}"
         )
 
 
@@ -196,7 +196,7 @@ def bundle_vectors(
     entries = vector_bundle.from_index(index)
     if not entries:
         raise UserError(
-            f"Nothing is stored in collection '{s.collection}' under {s.data_dir}; ingest it first."
+            f"Nothing is stored in collection '{s.storage.collection}' under {s.storage.data_dir}; ingest it first."
         )
     target = out or VECTOR_BUNDLE
     info = vector_bundle.write(target, entries)
@@ -211,7 +211,7 @@ def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     from rag.ingest.catalog import describe_indexed
     from rag.reading.hygiene import validate_question
 
-    q = validate_question(question, settings.max_question_chars)  # before any model loads
+    q = validate_question(question, settings.grounding.max_question_chars)  # before any model loads
     engine = _engine(settings, _open_index(settings))
     indexed = describe_indexed(engine.retriever.bm25().papers)
     q, extra = _question_filters(engine, q)
@@ -234,7 +234,7 @@ def summarize(
     from rag.export import answer_markdown
     from rag.reading.hygiene import validate_question
 
-    t = validate_question(topic, settings.max_question_chars)
+    t = validate_question(topic, settings.grounding.max_question_chars)
     if markdown and not markdown.parent.is_dir():
         raise UserError(f"--markdown {markdown}: the folder {markdown.parent} does not exist.")
     ans = _run(_engine(settings, _open_index(settings)), t, None, json_out, task="summarize")
@@ -264,7 +264,7 @@ def chat(*, settings: Settings):
         if q.strip().lower() in {"exit", "quit", ":q"}:
             break
         try:
-            q = validate_question(q, settings.max_question_chars)
+            q = validate_question(q, settings.grounding.max_question_chars)
             asked, extra = _question_filters(engine, q)
             ans = _run(engine, asked, history, False, **extra)
         except UserError as e:
@@ -325,10 +325,10 @@ def serve(
             err=True,
         )
     auth = read_auth_file(auth_file) if auth_file is not None else auth
-    s = settings.model_copy(update={"auth": auth}) if auth is not None else settings
+    s = settings.replace(serving={"auth": auth}) if auth is not None else settings
     if forwarded_allow_ips is not None:
-        s = s.model_copy(update={"forwarded_allow_ips": forwarded_allow_ips})
-    check_host(host, parse_auth(s.auth or ""), insecure_no_auth)  # before anything loads
+        s = s.replace(serving={"forwarded_allow_ips": forwarded_allow_ips})
+    check_host(host, parse_auth(s.serving.auth or ""), insecure_no_auth)  # before anything loads
     check_port(host, port)
     if conference:  # its own collection; the page starts at once and its loader indexes it
         s = for_conference(s, explicit=collection_flag(s))
@@ -381,7 +381,7 @@ def list_cmd(
     """Every indexed paper on a topic, each with the abstract sentence that shows it, best first."""
     from rag.retrieval.filters import Filters
 
-    filters = Filters.of(settings.decision, settings.area, settings.author)
+    filters = Filters.of(settings.retrieval.decision, settings.retrieval.area, settings.retrieval.author)
     if not topic.strip() and not filters.author:
         raise UserError('Give a topic (e.g. `rag list "diffusion models"`), or an author with --author.')
     _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
@@ -406,7 +406,7 @@ def author(
     _list(
         settings,
         "",
-        Filters.of(settings.decision, settings.area, name),
+        Filters.of(settings.retrieval.decision, settings.retrieval.area, name),
         json_out,
         csv_file,
         bibtex,
@@ -432,7 +432,7 @@ def similar(
     from rag.retrieval.filters import Filters
     from rag.retrieval.similar import like_topic
 
-    filters = Filters.of(settings.decision, settings.area, settings.author)
+    filters = Filters.of(settings.retrieval.decision, settings.retrieval.area, settings.retrieval.author)
     _list(settings, like_topic(paper_id), filters, json_out, csv_file, bibtex, markdown, limit)
 
 
@@ -445,7 +445,7 @@ def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
     from rag.shapes.lister import find
 
     if topic.strip():
-        topic = validate_question(topic, settings.max_question_chars)
+        topic = validate_question(topic, settings.grounding.max_question_chars)
     res = find(_retriever(settings), topic, filters, limit=limit)
     if res.detected:
         read = Filters(**{k: getattr(res.filters, k) for k in res.detected})
@@ -519,7 +519,7 @@ def setting_flags() -> set[str]:
     names = set()
     for cmd in app.registered_commands:
         names |= set(inspect.signature(cmd.callback).parameters)
-    return names & set(Settings.model_fields)
+    return names & set(GROUP_OF)
 
 
 app.command("eval")(cli_eval.eval_cmd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import re
 import typing
 from pathlib import Path
@@ -14,32 +15,41 @@ import typer
 from pydantic import ValidationError
 
 from rag.errors import UserError
-from rag.settings import Settings
+from rag.settings import FIELDS, GROUP_OF, GROUPS, Settings, env_name, flat_env_names, nest
 
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Index folder (env RAG_DATA_DIR).")]
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Index folder (env RAG_STORAGE__DATA_DIR).")]
 ChromaUrl = Annotated[
-    str | None, typer.Option("--chroma-url", help="Chroma server URL; unset = embedded (env RAG_CHROMA_URL).")
+    str | None,
+    typer.Option("--chroma-url", help="Chroma server URL; unset = embedded (env RAG_STORAGE__CHROMA_URL)."),
 ]
 Collection = Annotated[
-    str | None, typer.Option("--collection", help="Chroma collection name (env RAG_COLLECTION).")
+    str | None, typer.Option("--collection", help="Chroma collection name (env RAG_STORAGE__COLLECTION).")
 ]
 Llm = Annotated[
     str | None,
-    typer.Option("--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf (env RAG_LLM)."),
+    typer.Option(
+        "--llm", help="qwen0.5b | smollm2 | qwen1.5b | path to HF folder or .gguf (env RAG_GENERATION__LLM)."
+    ),
 ]
 TopK = Annotated[
-    int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve (env RAG_TOP_K).")
+    int | None, typer.Option("--top-k", min=1, max=50, help="Papers to retrieve (env RAG_RETRIEVAL__TOP_K).")
 ]
-ModeOpt = Annotated[str | None, typer.Option("--mode", help="hybrid | dense | bm25 (env RAG_MODE).")]
+ModeOpt = Annotated[
+    str | None, typer.Option("--mode", help="hybrid | dense | bm25 (env RAG_RETRIEVAL__MODE).")
+]
 MaxNew = Annotated[
-    int | None, typer.Option("--max-new-tokens", min=8, help="Generation budget (env RAG_MAX_NEW_TOKENS).")
+    int | None,
+    typer.Option("--max-new-tokens", min=8, help="Generation budget (env RAG_GENERATION__MAX_NEW_TOKENS)."),
 ]
-Threads = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads (env RAG_THREADS).")]
+Threads = Annotated[
+    int | None, typer.Option("--threads", min=1, help="CPU threads (env RAG_GENERATION__THREADS).")
+]
 ChunkSize = Annotated[
-    int | None, typer.Option("--chunk-size", min=32, help="Chunk size in tokens (env RAG_CHUNK_SIZE).")
+    int | None,
+    typer.Option("--chunk-size", min=32, help="Chunk size in tokens (env RAG_STORAGE__CHUNK_SIZE)."),
 ]
 ChunkOverlap = Annotated[
-    int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap (env RAG_CHUNK_OVERLAP).")
+    int | None, typer.Option("--chunk-overlap", min=0, help="Chunk overlap (env RAG_STORAGE__CHUNK_OVERLAP).")
 ]
 JsonOut = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ConferenceOpt = Annotated[
@@ -53,16 +63,18 @@ Decision = Annotated[
     typer.Option(
         "--decision",
         help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
-        "('Accept (Oral)', 'Desk Rejected', ...) (env RAG_DECISION).",
+        "('Accept (Oral)', 'Desk Rejected', ...) (env RAG_RETRIEVAL__DECISION).",
     ),
 ]
 Area = Annotated[
-    str | None, typer.Option("--area", help="Only papers in this primary area (any case) (env RAG_AREA).")
+    str | None,
+    typer.Option("--area", help="Only papers in this primary area (any case) (env RAG_RETRIEVAL__AREA)."),
 ]
 Author = Annotated[
     str | None,
     typer.Option(
-        "--author", help="Only papers with an author matching NAME (any case/accents) (env RAG_AUTHOR)."
+        "--author",
+        help="Only papers with an author matching NAME (any case/accents) (env RAG_RETRIEVAL__AUTHOR).",
     ),
 ]
 
@@ -74,7 +86,7 @@ def make_settings(**flags) -> Settings:
         raise UserError(f"Unknown --mode '{flags['mode']}': use hybrid, dense or bm25.")
     conference = flags.pop("conference", None)
     try:
-        s = Settings(**{k: v for k, v in flags.items() if v is not None})
+        s = Settings(**nest({k: v for k, v in flags.items() if v is not None}))
     except ValidationError as e:
         raise UserError(settings_error(e, flags)) from None
     return for_conference(s, explicit=flags.get("collection")) if conference else s
@@ -84,22 +96,30 @@ def settings_error(e: ValidationError, flags: dict) -> str:
     """A bad flag or RAG_* value as one line naming it, what is wrong and the value given."""
     err = e.errors()[0]
     msg = err["msg"].removeprefix("Value error, ")
-    if not err["loc"]:  # a rule across fields (chunk overlap below chunk size)
+    loc = [str(x) for x in err["loc"]]
+    if loc and loc[0] in GROUPS:
+        loc = loc[1:]  # (group, setting)
+    if not loc or loc[0] not in GROUP_OF:  # a rule across fields (chunk overlap below chunk size)
         return f"Bad settings: {msg}."
-    name = str(err["loc"][0])
-    where = f"--{name.replace('_', '-')}" if flags.get(name) is not None else f"RAG_{name.upper()}"
+    name = loc[0]
+    if flags.get(name) is not None:
+        where = f"--{name.replace('_', '-')}"
+    elif env_name(name) not in {k.upper() for k in os.environ} and name in flat_env_names():
+        where = flat_env_names()[name]  # a deprecated flat env var, read in place of the nested one
+    else:
+        where = env_name(name)
     value = err.get("input")
     return f"Bad {where} value {str(value) if isinstance(value, Path) else repr(value)}: {msg}."
 
 
 def collection_flag(s: Settings) -> str | None:
     """The collection the user named (flag or env), if it isn't the default."""
-    return s.collection if s.collection != Settings.model_fields["collection"].default else None
+    return s.storage.collection if s.storage.collection != FIELDS["collection"].default else None
 
 
 def for_conference(s: Settings, explicit: str | None = None) -> Settings:
     """Settings that read and write the bundled conference's own collection."""
-    return s if explicit else s.model_copy(update={"collection": s.conference_collection})
+    return s if explicit else s.replace(storage={"collection": s.storage.conference_collection})
 
 
 # Each settings flag, declared once; commands name the ones they take (`with_settings`).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag.settings import REPO_ROOT, Settings
+from rag.settings import FIELDS, REPO_ROOT, Settings, env_name
 
 # What the README shows: the settings a user changes most, in this order. Every other one: `rag settings`.
 COMMON = (
@@ -49,7 +49,7 @@ def default_text(name: str) -> str:
     """A setting's default as the table shows it."""
     if name in COMPUTED:
         return COMPUTED[name]
-    value = Settings.model_fields[name].default
+    value = FIELDS[name].default
     if value is None or value == "":
         return "unset"
     if isinstance(value, dict):
@@ -81,6 +81,6 @@ def markdown(flags: set[str], common: bool = False) -> str:
     for name in names:
         group, desc = described[name]
         flag = f"`--{name.replace('_', '-')}`" if name in flags else ""
-        row = [f"`{name}`", flag, f"`RAG_{name.upper()}`", _cell(default_text(name)), _cell(desc)]
+        row = [f"`{name}`", flag, f"`{env_name(name)}`", _cell(default_text(name)), _cell(desc)]
         lines.append("| " + " | ".join(row if common else [group, *row]) + " |")
     return "\n".join(lines)

@@ -41,21 +41,23 @@ class Engine:
         self.embedder = embedder or get_embedder(settings)
         self.index = index or Index(settings)
         self.retriever = Retriever(self.index, self.embedder, settings)
-        self.judge = Judge(self.embedder, settings.judge_cos_weight, settings.judge_mismatch_penalty)
+        self.judge = Judge(
+            self.embedder, settings.grounding.judge_cos_weight, settings.grounding.judge_mismatch_penalty
+        )
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
-        self.reader = Reader(settings, lambda: self.retriever.bm25().idf)
+        self.reader = Reader(settings.conversation, lambda: self.retriever.bm25().idf)
 
     # ------------------------------------------------------------ plumbing
     @property
     def llm(self) -> LLM:
         if self._llm is None:
-            self._llm = load_llm(self.settings.llm, self.settings)
+            self._llm = load_llm(self.settings.generation.llm, self.settings)
         return self._llm
 
     @property
     def llm_profile(self) -> str:
-        return self._llm.name if self._llm else self.settings.llm
+        return self._llm.name if self._llm else self.settings.generation.llm
 
     def ingest(self, paths=None, progress: bool = False, on_progress=None):
         """Parse every file first (a bad file stops all), then index; BM25 rebuilds on next query."""
@@ -79,14 +81,14 @@ class Engine:
         if name not in self._siblings:
             other = Engine.__new__(Engine)
             other.__dict__.update(self.__dict__)
-            other.settings = self.settings.model_copy(update={"llm": name})
+            other.settings = self.settings.replace(generation={"llm": name})
             other._llm, other._siblings = None, {}
             self._siblings[name] = other
         return self._siblings[name]
 
     def warm_up(self) -> None:
         """Load every model and the BM25 side now, so the first question doesn't pay for it."""
-        if self.settings.answer_style != "quote":
+        if self.settings.grounding.answer_style != "quote":
             _ = self.llm
         if self.index.count():
             self.retriever.bm25()
@@ -123,11 +125,11 @@ class Engine:
 
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
-        return select(question, hits, self.judge, s.evidence_per_paper, s.evidence_share)
+        return select(question, hits, self.judge, s.grounding.evidence_per_paper, s.grounding.evidence_share)
 
     def read(self, question: str, history=None, top_k=None, mode=None, filters=None) -> Reading:
         """How the question is read (rag.reading.reader), retrieval checking a chat follow-up."""
-        k, mode = top_k or self.settings.top_k, mode or self.settings.mode
+        k, mode = top_k or self.settings.retrieval.top_k, mode or self.settings.retrieval.mode
 
         def retrieve(q: str, f) -> list[Hit]:
             return self.retriever.retrieve(q, k, mode, filters=f)
@@ -152,10 +154,10 @@ class Engine:
         filters=None,
     ) -> Iterator[str | Retrieved | Caveat | Answer]:
         s = self.settings
-        question = check_question(question, s.max_question_chars)
+        question = check_question(question, s.grounding.max_question_chars)
         self._require_index()
         t0 = time.perf_counter()
-        k, mode = top_k or s.top_k, mode or s.mode
+        k, mode = top_k or s.retrieval.top_k, mode or s.retrieval.mode
         if filters is None and self.retriever.filters:
             filters = self.retriever.filters
         reading = self.read(question, history, k, mode, filters)
@@ -166,7 +168,7 @@ class Engine:
 
             yield from summarize_stream(self, reading, top_k=top_k, mode=mode, question=question)
             return
-        depth = max(k, s.list_candidates) if reading.shape == "list" else k
+        depth = max(k, s.grounding.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None
         if reading.entry or reading.over:  # pointed at papers of the list just shown: those are the sources
             papers = self.retriever.bm25().papers
@@ -225,7 +227,7 @@ class Engine:
         )
         body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
         yield body
-        if s.answer_style == "lead" and quotes:
+        if s.grounding.answer_style == "lead" and quotes:
             lead = self._lead(reading, evset, quotes)
             if lead is not None:
                 yield "\n" + lead.text + "".join(f" [{n}]" for n in lead.citations)
@@ -238,8 +240,10 @@ class Engine:
         s = self.settings
         t = time.perf_counter()
         ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
-        raw = self.llm.generate(answer_messages(ev, reading.prompt_question), max_new_tokens=s.max_new_tokens)
-        _, sents, _ = bind(raw, quotes, self.judge, s.support_threshold)
+        raw = self.llm.generate(
+            answer_messages(ev, reading.prompt_question), max_new_tokens=s.generation.max_new_tokens
+        )
+        _, sents, _ = bind(raw, quotes, self.judge, s.grounding.support_threshold)
         self._generated_s = time.perf_counter() - t
         for x in sents:
             cited = [e.text for e in quotes if e.paper_n in x.citations]

@@ -1,14 +1,22 @@
-"""One typed settings object. Values come from CLI flags, then RAG_* env vars, then defaults."""
+"""One typed settings object in seven groups (`settings.retrieval.top_k`). Values come from CLI flags, then
+RAG_<GROUP>__<FIELD> env vars, then defaults."""
 
 from __future__ import annotations
 
 import ipaddress
+import json
+import logging
 import os
 import re
+import sys
+import typing
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Set before any HF/Gradio import so users never have to.
@@ -152,8 +160,12 @@ class StorageSettings(BaseModel):
 
     @field_validator("vector_bundle", mode="before")
     @classmethod
-    def _no_bundle(cls, v):  # RAG_VECTOR_BUNDLE= (empty) turns it off
+    def _no_bundle(cls, v):  # RAG_STORAGE__VECTOR_BUNDLE= (empty) turns it off
         return None if v is None or str(v).strip() in ("", "0", "none", "off") else v
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.data_dir / "chroma"
 
 
 class RetrievalSettings(BaseModel):
@@ -421,38 +433,168 @@ class ServingSettings(BaseModel):
     login_window_s: float = D(60.0, "Window of the failed-login limit, in seconds.")
 
 
-class Settings(
-    StorageSettings,
-    RetrievalSettings,
-    GroundingSettings,
-    GenerationSettings,
-    ConversationSettings,
-    ListSettings,
-    ServingSettings,
-    BaseSettings,
-):
-    """Every setting, grouped; each is also an env var RAG_<FIELD> and most a CLI flag."""
+# The groups, in order: `settings.<group>.<field>`, env RAG_<GROUP>__<FIELD>.
+GROUPS: dict[str, type[BaseModel]] = {
+    "storage": StorageSettings,
+    "retrieval": RetrievalSettings,
+    "grounding": GroundingSettings,
+    "generation": GenerationSettings,
+    "conversation": ConversationSettings,
+    "lists": ListSettings,
+    "serving": ServingSettings,
+}
+# Each setting's group, by the setting's own name (names are unique across groups).
+GROUP_OF: dict[str, str] = {name: group for group, cls in GROUPS.items() for name in cls.model_fields}
+FIELDS: dict[str, FieldInfo] = {name: GROUPS[group].model_fields[name] for name, group in GROUP_OF.items()}
+ENV_PREFIX = "RAG_"
 
-    model_config = SettingsConfigDict(env_prefix="RAG_", extra="ignore")
+log = logging.getLogger(__name__)
+_warned_env: set[str] = set()
 
-    @property
-    def chroma_path(self) -> Path:
-        return self.data_dir / "chroma"
+
+def env_name(name: str) -> str:
+    """A setting's env var: RAG_<GROUP>__<FIELD> (`top_k`: RAG_RETRIEVAL__TOP_K)."""
+    return f"{ENV_PREFIX}{GROUP_OF[name]}__{name}".upper()
+
+
+def _values(group) -> dict:
+    """A group given as a model or a dict, as a dict of its values (a copy)."""
+    if isinstance(group, BaseModel):
+        return {k: getattr(group, k) for k in type(group).model_fields}
+    return dict(group or {})
+
+
+def nest(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings named by their own names (`top_k=3`) as the nested form (`retrieval={"top_k": 3}`).
+    Groups given whole pass through, a setting named by its own name overriding its group's value; other
+    keys pass through. The non-deprecated way to build `Settings` from flat names (CLI flags, tests)."""
+    out = {k: v for k, v in values.items() if k not in GROUP_OF}
+    for name, value in values.items():
+        if name in GROUP_OF:
+            group = GROUP_OF[name]
+            out[group] = {**_values(out.get(group)), name: value}
+    return out
+
+
+def _env_value(name: str, raw: str):
+    """A flat env var's text as the env source reads it: JSON for dict and list settings."""
+    if typing.get_origin(FIELDS[name].annotation) in (dict, list, tuple, set):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw  # validation names the bad value
+    return raw
+
+
+def _caller_stacklevel() -> int:
+    """The stacklevel of the first frame outside pydantic and this module (a warning names the caller)."""
+    import pydantic as _p
+    import pydantic_settings as _ps
+
+    skip = (str(Path(_p.__file__).parent), str(Path(_ps.__file__).parent), __file__)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def flat_env_names() -> dict[str, str]:
+    """Deprecated flat env vars that are set ({setting: env var}), e.g. {"top_k": "RAG_TOP_K"}."""
+    env = {k.upper(): k for k in os.environ}
+    return {
+        name: env[f"{ENV_PREFIX}{name}".upper()] for name in GROUP_OF if f"{ENV_PREFIX}{name}".upper() in env
+    }
+
+
+class Settings(BaseSettings):
+    """Every setting, in its group: `settings.retrieval.top_k`, env RAG_RETRIEVAL__TOP_K, most also a CLI flag.
+
+    The flat names of the previous release (`Settings(top_k=3)`, env RAG_TOP_K) still work, with a
+    deprecation warning naming the new one; they go in the next release."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="ignore")
+
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    grounding: GroundingSettings = Field(default_factory=GroundingSettings)
+    generation: GenerationSettings = Field(default_factory=GenerationSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    lists: ListSettings = Field(default_factory=ListSettings)
+    serving: ServingSettings = Field(default_factory=ServingSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names(cls, data):
+        """Deprecated flat names into their groups: keyword arguments (over any env var), then the flat env
+        vars of settings whose nested env var (or keyword) is unset."""
+        if not isinstance(data, dict):
+            return data
+        flat = [k for k in data if k in GROUP_OF]
+        if flat:
+            warnings.warn(
+                "flat setting names are deprecated: "
+                + ", ".join(f"{k} is now {GROUP_OF[k]}.{k}" for k in flat)
+                + ' (pass the group, e.g. Settings(retrieval={"top_k": 3}), or rag.settings.nest(...))',
+                DeprecationWarning,
+                stacklevel=_caller_stacklevel(),
+            )
+            data = nest(data)
+        else:
+            data = dict(data)
+        for name, var in flat_env_names().items():
+            group = GROUP_OF[name]
+            given = data.get(group)
+            if isinstance(given, BaseModel) or (isinstance(given, dict) and name in given):
+                continue  # the group given whole, or the setting by its nested env var or a keyword
+            data[group] = {**_values(given), name: _env_value(name, os.environ[var])}
+            if var not in _warned_env:
+                _warned_env.add(var)
+                log.warning(
+                    "%s is deprecated: set %s (the flat name goes in the next release).", var, env_name(name)
+                )
+        return data
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
+        """A copy; `update` names groups, and a group's dict changes only the settings it names (as
+        `replace`). Flat names in `update` are deprecated: moved into their groups, with a warning."""
+        flat = [k for k in update or () if k in GROUP_OF]
+        if flat:
+            warnings.warn(
+                "flat setting names are deprecated: "
+                + ", ".join(f"{k} is now {GROUP_OF[k]}.{k}" for k in flat)
+                + ' (e.g. settings.replace(retrieval={"top_k": 3}))',
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return super().model_copy(update=self._grouped(nest(update or {}), deep), deep=deep)
+
+    def replace(self, **groups: Mapping[str, Any] | BaseModel) -> Settings:
+        """A copy with some settings changed, given by group: `s.replace(retrieval={"top_k": 3})` changes
+        top_k and keeps every other setting; a group's model replaces the group. Not validated (as
+        `model_copy`)."""
+        return super().model_copy(update=self._grouped(groups))
+
+    def _grouped(self, groups: Mapping[str, Any], deep: bool = False) -> dict[str, BaseModel]:
+        update = {}
+        for group, changes in groups.items():
+            if group not in GROUPS:
+                raise TypeError(f"{group!r} is not a settings group ({', '.join(GROUPS)})")
+            if isinstance(changes, BaseModel):
+                update[group] = changes
+            else:
+                update[group] = getattr(self, group).model_copy(update=dict(changes), deep=deep)
+        return update
+
+    def value(self, name: str):
+        """A setting's value by its own name (`s.value("top_k")` is `s.retrieval.top_k`)."""
+        return getattr(getattr(self, GROUP_OF[name]), name)
 
     @classmethod
     def describe(cls) -> list[tuple[str, str, str, str]]:
         """(group, field, default, description) for every setting, in group order."""
         rows = []
-        for group in (
-            StorageSettings,
-            RetrievalSettings,
-            GroundingSettings,
-            GenerationSettings,
-            ConversationSettings,
-            ListSettings,
-            ServingSettings,
-        ):
-            for name, f in group.model_fields.items():
+        for group, model in GROUPS.items():
+            for name, f in model.model_fields.items():
                 default = "(computed)" if f.default_factory else repr(f.default)
-                rows.append((group.__name__.removesuffix("Settings"), name, default, f.description or ""))
+                rows.append((group, name, default, f.description or ""))
         return rows

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rag.models.generator import GenStats
-from rag.settings import SEEDS_DIR, Settings
+from rag.settings import SEEDS_DIR, Settings, nest
 from rag.types import Paper
 
 REPO = Path(__file__).resolve().parent.parent
@@ -154,8 +154,15 @@ def embedder():
     return get_embedder(Settings())
 
 
-def make_settings(data_dir: Path, **kw) -> Settings:
-    return Settings(data_dir=data_dir, **kw)
+def make_settings(data_dir: Path | None = None, **kw) -> Settings:
+    """Settings named by their flat names (`make_settings(d, top_k=3)`), built nested (rag.settings.nest)
+    without the deprecation warning: a test is not a user."""
+    return Settings(**nest(({"data_dir": data_dir} if data_dir is not None else {}) | kw))
+
+
+def changed(s: Settings, **kw) -> Settings:
+    """A copy of `s` with the flat-named settings changed (`s.replace` by group)."""
+    return s.replace(**nest(kw))
 
 
 @pytest.fixture(scope="session")
@@ -196,8 +203,8 @@ def seed_engine(seed_data_dir, embedder, fake_llm):
 
 
 def run_rag(*args, data_dir, timeout=300):
-    """`python -m iclr_rag ARGS` with RAG_DATA_DIR=data_dir; returns the CompletedProcess."""
-    env = {**os.environ, "RAG_DATA_DIR": str(data_dir)}
+    """`python -m iclr_rag ARGS` with RAG_STORAGE__DATA_DIR=data_dir; returns the CompletedProcess."""
+    env = {**os.environ, "RAG_STORAGE__DATA_DIR": str(data_dir)}
     return subprocess.run(
         [sys.executable, "-m", "iclr_rag", *args], env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -9,7 +9,7 @@ import pytest
 from rag.answer import Engine
 from rag.errors import UserError
 from rag.types import Answer, Caveat, Retrieved
-from tests.conftest import CELCOMEN, FakeLLM, make_settings, source_text
+from tests.conftest import CELCOMEN, FakeLLM, changed, make_settings, source_text
 
 
 def run(engine, q, history=None, **kw):
@@ -24,7 +24,7 @@ def run(engine, q, history=None, **kw):
 
 
 def engine_with(seed_engine, llm=None, **update):
-    s = seed_engine.settings.model_copy(update=update)
+    s = changed(seed_engine.settings, **update)
     return Engine(s, embedder=seed_engine.embedder, llm=llm or seed_engine._llm, index=seed_engine.index)
 
 
@@ -83,7 +83,7 @@ def test_a_question_about_nothing_indexed_is_the_one_refusal(seed_engine, fake_l
     ans = seed_engine.ask("What is the boiling point of olive oil in a pressure cooker?")
     assert ans.refused and ans.refusal_code == "nothing_relevant" and ans.citations == []
     assert ans.retrieved  # the closest papers are still listed, as related, not cited
-    assert ans.signals["p_nothing"] >= seed_engine.settings.refuse_bar
+    assert ans.signals["p_nothing"] >= seed_engine.settings.grounding.refuse_bar
     assert fake_llm.calls == []
 
 
@@ -229,13 +229,15 @@ def test_prompt_injection_in_an_abstract_is_data(tmp_path, embedder, seed_papers
 
     engine = Engine(s, embedder=embedder, llm=FakeLLM(gullible))
     ans = engine.ask("What does Celcomen do?")
-    assert any(h.paper.paper_id == "EVIL" for h in ans.retrieved[: s.context_papers])  # it was in the prompt
+    assert any(
+        h.paper.paper_id == "EVIL" for h in ans.retrieved[: s.generation.context_papers]
+    )  # it was in the prompt
     assert "PWNED" not in ans.answer
     assert all("PWNED" not in c.quote for c in ans.citations)
     # still an answer about Celcomen, quoted from the papers that name it, the real paper among those shown
     about = {"EVIL", cel.paper_id}
     assert ans.citations and all(c.paper_id in about for c in ans.citations)
-    shown = ans.retrieved[: s.context_papers]
+    shown = ans.retrieved[: s.generation.context_papers]
     assert any((h.paper.source_file, h.paper.index) == CELCOMEN for h in shown)
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 import iclr_rag.cli as cli
 from rag.types import Answer, Citation, Hit, Paper
+from tests.conftest import make_settings
 
 
 def _rag(args, env=None, input=None):
@@ -166,9 +167,8 @@ def test_json_output_escapes_c1_controls():
 def test_rag_list_prints_no_terminal_controls(tmp_path, monkeypatch, embedder, fake_llm):
     from rag.answer import Engine
     from rag.index.index import Index
-    from rag.settings import Settings
 
-    s = Settings(data_dir=tmp_path / "d")
+    s = make_settings(data_dir=tmp_path / "d")
     others = [
         Paper(f"O{i}", f"We study graph neural networks on task {i}.", "o.jsonl", i, title=f"Graphs {i}")
         for i in range(3)
@@ -180,6 +180,6 @@ def test_rag_list_prints_no_terminal_controls(tmp_path, monkeypatch, embedder, f
     monkeypatch.setattr(
         cli, "_engine", lambda st, index=None: Engine(st, index=index, embedder=embedder, llm=fake_llm)
     )
-    r = CliRunner().invoke(cli.app, ["list", "graph neural networks", "--data-dir", str(s.data_dir)])
+    r = CliRunner().invoke(cli.app, ["list", "graph neural networks", "--data-dir", str(s.storage.data_dir)])
     assert r.exit_code == 0, r.output
     assert "Graph neural networks" in r.stdout and not _controls(r.stdout)

@@ -139,8 +139,8 @@ def test_real_ingest_workers_on_seeds(tmp_path):
     """Raw encode vs pipeline ingest on the 38 seeds, and ingest into a real `chroma run` server."""
     from rag.settings import Settings
 
-    s = {k: (str(v) if isinstance(v, Path) else v) for k, v in Settings().model_dump().items()}
-    s.pop("chroma_url", None)
+    s = Settings().model_dump(mode="json")  # a worker's settings: nested, flat overrides on top
+    s["storage"]["chroma_url"] = None
     papers = {"corpus": "seeds"}
     raw = bench.run_worker("raw_encode", {"settings": s, "papers": papers}, timeout=300)
     ours = bench.run_worker(
@@ -166,8 +166,8 @@ def test_real_serve_worker_times_the_engines_own_prompt(seed_data_dir):
     """Generation vs bare generate on the engine's evidence prompt, and one end-to-end answer (no baseline)."""
     from rag.settings import Settings
 
-    s = {k: (str(v) if isinstance(v, Path) else v) for k, v in Settings().model_dump().items()}
-    s.pop("chroma_url", None)
+    s = Settings().model_dump(mode="json")  # a worker's settings: nested, flat overrides on top
+    s["storage"]["chroma_url"] = None
     args = {
         "settings": dict(s, data_dir=str(seed_data_dir)),
         "questions": "eval/data/questions.jsonl",
@@ -194,12 +194,12 @@ def test_the_scale_index_is_read_from_the_collection_that_holds_it(tmp_path, fak
     empty = {"data_dir": str(d)}
     assert bench.filled_collection(empty) == empty  # nothing anywhere: as given (the worker says so)
     conf = make_settings(d)
-    conf = conf.model_copy(update={"collection": conf.conference_collection})
+    conf = conf.replace(storage={"collection": conf.storage.conference_collection})
     Index(conf, create=True).ingest(tiny_papers, fake_embedder, progress=False)
-    assert bench.filled_collection(empty) == dict(empty, collection=conf.conference_collection)
+    assert bench.filled_collection(empty) == dict(empty, collection=conf.storage.conference_collection)
     # a filled default collection, or one named, is kept
     Index(make_settings(d), create=True).ingest(tiny_papers, fake_embedder, progress=False)
     assert bench.filled_collection(empty) == empty
-    assert bench.filled_collection(dict(empty, collection=conf.conference_collection))["collection"] == (
-        conf.conference_collection
-    )
+    assert bench.filled_collection(dict(empty, collection=conf.storage.conference_collection))[
+        "collection"
+    ] == (conf.storage.conference_collection)

@@ -4,7 +4,7 @@ from rag.settings import Settings
 
 def test_offsets_round_trip_and_fit_the_embedder(seed_papers, embedder):
     s = Settings()
-    splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+    splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
     longest = 0
     for p in seed_papers:
         chunks = chunk_paper(p, splitter)
@@ -17,7 +17,7 @@ def test_offsets_round_trip_and_fit_the_embedder(seed_papers, embedder):
         assert len({c.chunk_id for c in chunks}) == len(chunks)
     # chunks fit the model's 256-wordpiece window; embedding deliberately reads the first 128
     assert longest <= 256
-    assert embedder.max_seq_length == s.embed_max_tokens == 128
+    assert embedder.max_seq_length == s.storage.embed_max_tokens == 128
 
 
 def test_content_hash_tracks_text_and_settings(seed_papers):

@@ -27,7 +27,7 @@ def test_judge_on_hand_made_pairs(judge):
     unrelated = best(judge, "The transformer is pretrained on ImageNet with a contrastive loss.", CEL)
     from rag.settings import Settings
 
-    t = Settings().support_threshold
+    t = Settings().grounding.support_threshold
     assert supported >= t and paraphrased >= t and right_number >= t
     assert wrong_number < t and unrelated < t
     assert right_number > wrong_number > 0
@@ -43,7 +43,7 @@ def test_named_terms_match_latex_in_the_evidence(judge):
 def test_judge_rejects_a_claim_that_negates_its_evidence(judge):
     from rag.settings import Settings
 
-    t = Settings().support_threshold
+    t = Settings().grounding.support_threshold
     assert best(judge, "Celcomen is a generative graph neural network for spatial transcriptomics.", CEL) >= t
     assert (
         best(judge, "Celcomen is not a generative graph neural network for spatial transcriptomics.", CEL) < t

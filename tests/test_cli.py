@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from tests.conftest import make_settings
 from tests.conftest import run_rag as rag
 
 
@@ -37,9 +38,8 @@ def test_bad_file_ingests_nothing(tmp_path):
     r = rag("ingest", str(tmp_path / "missing.txt"), data_dir=tmp_path / "d")
     assert r.returncode == 2 and "missing.txt: file not found" in r.stderr
     from rag.index.index import Index
-    from rag.settings import Settings
 
-    assert Index(Settings(data_dir=tmp_path / "d")).count() == 0
+    assert Index(make_settings(data_dir=tmp_path / "d")).count() == 0
 
 
 def test_ingest_json_summary_and_idempotence(tmp_path):
@@ -69,7 +69,7 @@ def test_invalid_input_is_rejected_before_any_model_loads(tmp_path, monkeypatch)
 
     monkeypatch.setattr(cli, "_engine", no_models)
     monkeypatch.setattr("rag.models.embedder.get_embedder", no_models)
-    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "d"))
+    monkeypatch.setenv("RAG_STORAGE__DATA_DIR", str(tmp_path / "d"))
     runner = CliRunner()
     cases = [
         (["ask", ""], "empty"),
@@ -116,7 +116,7 @@ def _readonly_rag(data, *args):
     """`rag` with `data` mounted read-only (root ignores file modes; a private mount namespace does not)."""
     cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "iclr_rag", *args])
     script = f"mount --bind '{data}' '{data}' && mount -o remount,bind,ro '{data}' && exec {cmd}"
-    env = {**os.environ, "RAG_DATA_DIR": str(data)}
+    env = {**os.environ, "RAG_STORAGE__DATA_DIR": str(data)}
     return subprocess.run(
         ["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
@@ -124,9 +124,8 @@ def _readonly_rag(data, *args):
 
 def test_read_only_data_dir_says_so_in_one_line(tmp_path, fake_embedder, tiny_papers):
     from rag.index.index import Index
-    from rag.settings import Settings
 
-    Index(Settings(data_dir=tmp_path)).ingest(tiny_papers, fake_embedder, progress=False)
+    Index(make_settings(data_dir=tmp_path)).ingest(tiny_papers, fake_embedder, progress=False)
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("no mount namespaces here")

@@ -29,7 +29,7 @@ def real_engine(seed_data_dir, embedder, real_llm):
 def test_cli_ask_json_cites_celcomen_on_a_fresh_data_dir(tmp_path, rag_cli, monkeypatch):
     rag = rag_cli
     assert rag("ingest", data_dir=tmp_path).returncode == 0
-    monkeypatch.setenv("RAG_ANSWER_STYLE", "lead")
+    monkeypatch.setenv("RAG_GROUNDING__ANSWER_STYLE", "lead")
     r = rag("ask", "--json", "What does Celcomen do?", data_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)

@@ -5,7 +5,7 @@ import pytest
 
 from rag.errors import UserError
 from rag.index.index import Index
-from rag.settings import Settings
+from tests.conftest import make_settings
 
 
 def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_papers):
@@ -32,7 +32,7 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
 
 
 def test_server_mode_uses_the_same_code(chroma_server, tmp_path, embedder, seed_papers):
-    s = Settings(data_dir=tmp_path / "d", chroma_url=chroma_server)
+    s = make_settings(data_dir=tmp_path / "d", chroma_url=chroma_server)
     index = Index(s)
     rep = index.ingest(seed_papers, embedder, progress=False)
     assert index.count() == rep.chunks and rep.added == rep.chunks
@@ -50,7 +50,7 @@ def test_unreachable_server_names_the_url(tmp_path):
 
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(UserError, match=re.escape(url)):
-        Index(Settings(data_dir=tmp_path, chroma_url=url))
+        Index(make_settings(data_dir=tmp_path, chroma_url=url))
 
 
 # ------------------------------------------------------------ storage failures (issue 14, defects 3, 4, 9)
@@ -98,7 +98,7 @@ def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, e
     from rag.errors import StorageError
     from rag.index.store import storage_errors
 
-    s = Settings(data_dir=tmp_path / "data", chroma_url=url)
+    s = make_settings(data_dir=tmp_path / "data", chroma_url=url)
     with pytest.raises(StorageError, match=expect) as got:
         with storage_errors(s, writing=True):
             raise exc()
@@ -111,7 +111,7 @@ def test_unknown_errors_pass_through(tmp_path):
     from rag.index.store import storage_errors
 
     with pytest.raises(KeyError):
-        with storage_errors(Settings(data_dir=tmp_path)):
+        with storage_errors(make_settings(data_dir=tmp_path)):
             raise KeyError("x")
 
 
@@ -135,7 +135,7 @@ def test_damaged_sqlite_is_one_line(settings, fake_embedder, tiny_papers, damage
     from rag.errors import StorageError
 
     Index(settings).ingest(tiny_papers, fake_embedder, progress=False)
-    db = settings.chroma_path / "chroma.sqlite3"
+    db = settings.storage.chroma_path / "chroma.sqlite3"
     if damage == "junk":
         db.write_bytes(os.urandom(5000))
     else:
@@ -149,7 +149,7 @@ def test_damaged_sqlite_is_one_line(settings, fake_embedder, tiny_papers, damage
 def test_reading_a_missing_store_creates_nothing(tmp_path):
     data = tmp_path / "empty"
     data.mkdir()
-    index = Index(Settings(data_dir=data))
+    index = Index(make_settings(data_dir=data))
     assert index.count() == 0 and index.paper_count() == 0 and not index.exists
     with pytest.raises(UserError, match="Nothing is indexed yet"):
         index.require()

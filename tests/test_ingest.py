@@ -13,7 +13,7 @@ import pytest
 
 from rag.errors import UserError
 from rag.index.index import Index
-from rag.settings import Settings
+from tests.conftest import make_settings
 
 
 def _ids(index: Index) -> list[str]:
@@ -97,7 +97,7 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
     corpus = tmp_path / "big.jsonl"
     n = _synthetic_corpus(corpus, seed_papers)
     data = tmp_path / "data"
-    env = {**os.environ, "RAG_INGEST_BLOCK": "24", "RAG_DATA_DIR": str(data)}
+    env = {**os.environ, "RAG_STORAGE__INGEST_BLOCK": "24", "RAG_STORAGE__DATA_DIR": str(data)}
     cmd = [sys.executable, "-m", "iclr_rag", "ingest", str(corpus)]
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     seen, buf = 0, b""
@@ -111,12 +111,12 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
     proc.wait()
     assert 0 < seen, "ingest finished before it could be killed"
 
-    partial = Index(Settings(data_dir=data))
+    partial = Index(make_settings(data_dir=data))
     assert partial.paper_count() < n
     out = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, check=True)
     rep = json.loads(out.stdout)
     assert set(rep) == {"papers", "chunks", "added", "bundled", "skipped", "removed", "seconds"}
-    index = Index(Settings(data_dir=data))
+    index = Index(make_settings(data_dir=data))
     ids = _ids(index)
     assert len(ids) == len(set(ids)) == rep["chunks"] == index.count()
     assert index.paper_count() == n
@@ -151,7 +151,7 @@ def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_em
     """Two ingests of the same papers at once: the second waits for the lock, then skips all."""
     import threading
 
-    s = Settings(data_dir=tmp_path / "data", ingest_block=1)
+    s = make_settings(data_dir=tmp_path / "data", ingest_block=1)
     emb = slow_embedder
     said, reports = [], []
 

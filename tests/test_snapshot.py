@@ -11,7 +11,7 @@ def test_the_snapshot_is_read_from_its_file_until_an_ingest_changes_the_store(
 ):
     index = Index(settings)
     index.ingest(tiny_papers[:3], fake_embedder, progress=False)
-    cache = settings.data_dir / "bm25"
+    cache = settings.storage.data_dir / "bm25"
     first = BM25Side(index, cache, 10)
     assert len(list(cache.glob("snapshot-*.pkl"))) == 1
 

@@ -16,9 +16,8 @@ import pytest
 
 from rag.errors import StorageError, UserError
 from rag.index.index import Index
-from rag.settings import Settings
 from rag.types import Paper
-from tests.conftest import FakeEmbedder
+from tests.conftest import FakeEmbedder, make_settings
 
 
 def _papers(n: int, version: str = "") -> list[Paper]:
@@ -39,7 +38,7 @@ def _papers(n: int, version: str = "") -> list[Paper]:
 def flushed_store(tmp_path_factory) -> str:
     """1,100 one-chunk papers: enough that Chroma writes its HNSW segment files (it keeps fewer in its log)."""
     d = tmp_path_factory.mktemp("flushed") / "data"
-    Index(Settings(data_dir=d)).ingest(_papers(1100), FakeEmbedder(), progress=False)
+    Index(make_settings(data_dir=d)).ingest(_papers(1100), FakeEmbedder(), progress=False)
     assert glob.glob(f"{d}/chroma/*-*/index_metadata.pickle"), "the fixture must reach the HNSW files"
     return str(d)
 
@@ -61,7 +60,7 @@ def test_a_damaged_vector_index_is_found_and_rebuilt(flushed_store, tmp_path, ho
     d = tmp_path / "data"
     shutil.copytree(flushed_store, d)
     _damage(d, how)
-    index = Index(Settings(data_dir=d))
+    index = Index(make_settings(data_dir=d))
     assert index.damage()  # found, in a child process (a damaged HNSW file can crash its reader)
     if how != "folders deleted":  # reading it is one line saying what to run
         with pytest.raises(StorageError, match=r"is damaged .*rag ingest --repair"):
@@ -99,11 +98,11 @@ def test_plain_ingest_rebuilds_a_damaged_store_and_says_so(flushed_store, tmp_pa
     r = CliRunner().invoke(cli.app, ["ingest", str(corpus), "--data-dir", str(d), "--json"])
     assert r.exit_code == 0, r.output
     assert "Rebuilt the vector index from its 1100 stored abstracts (it was damaged" in r.stderr
-    assert Index(Settings(data_dir=d)).damage() is None
+    assert Index(make_settings(data_dir=d)).damage() is None
 
 
 def test_a_rebuild_cut_off_is_finished_by_the_next_ingest(tiny_papers, tmp_path, monkeypatch):
-    s = Settings(data_dir=tmp_path / "d")
+    s = make_settings(data_dir=tmp_path / "d")
     index = Index(s)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
 
@@ -129,7 +128,7 @@ def test_a_damaged_bm25_cache_is_rebuilt(tiny_papers, settings):
     index = Index(settings)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
     Retriever(index, FakeEmbedder(), settings).bm25()
-    (saved,) = glob.glob(f"{settings.data_dir}/bm25/*/retriever.json")
+    (saved,) = glob.glob(f"{settings.storage.data_dir}/bm25/*/retriever.json")
     with open(saved, "w") as f:
         f.write("{ not json")
     hits = Retriever(Index(settings), FakeEmbedder(), settings).bm25().search("method M2 graph learning")
@@ -153,8 +152,8 @@ def test_reingest_removes_chunk_records_no_paper_accounts_for(tiny_papers, setti
 
 def test_server_ingest_lock_is_the_collections_not_the_urls(chroma_server, tmp_path):
     port = chroma_server.rsplit(":", 1)[1]
-    a = Index(Settings(chroma_url=chroma_server, model_cache=tmp_path / "cache"), create=True)
-    b = Index(Settings(chroma_url=f"http://localhost:{port}/", model_cache=tmp_path / "cache"))
+    a = Index(make_settings(chroma_url=chroma_server, model_cache=tmp_path / "cache"), create=True)
+    b = Index(make_settings(chroma_url=f"http://localhost:{port}/", model_cache=tmp_path / "cache"))
     said: list[str] = []
     slow = threading.Thread(
         target=a.ingest, args=(_papers(3), FakeEmbedder(delay_s=1.5)), kwargs={"progress": False}
@@ -169,11 +168,13 @@ def test_server_ingest_lock_is_the_collections_not_the_urls(chroma_server, tmp_p
 
 def test_an_empty_collection_names_the_one_that_holds_papers(tiny_papers, tmp_path):
     d = tmp_path / "d"
-    Index(Settings(data_dir=d, collection="iclr2025")).ingest(tiny_papers, FakeEmbedder(), progress=False)
+    Index(make_settings(data_dir=d, collection="iclr2025")).ingest(
+        tiny_papers, FakeEmbedder(), progress=False
+    )
     with pytest.raises(UserError, match=r"collection .iclr2025. holds 4 papers: add --conference to read it"):
-        Index(Settings(data_dir=d)).require()
+        Index(make_settings(data_dir=d)).require()
     with pytest.raises(UserError, match=r"'iclr2025' holds 4 papers: add --collection iclr2025"):
-        Index(Settings(data_dir=d, collection="other", conference_collection="conf")).require()
+        Index(make_settings(data_dir=d, collection="other", conference_collection="conf")).require()
 
 
 def test_a_full_disk_error_starts_its_own_line(tiny_papers, tmp_path, monkeypatch):

@@ -21,6 +21,8 @@ from tests.ui_support import FakeEngine, SlowLoader, free_port, running_app
 gradio_client = pytest.importorskip("gradio_client")
 from gradio_client import Client  # noqa: E402
 
+from tests.conftest import make_settings  # noqa: E402
+
 ASK = "/ask"
 
 
@@ -72,10 +74,13 @@ def test_parse_auth(monkeypatch):
     from ui.app import parse_auth
 
     monkeypatch.delenv("RAG_AUTH", raising=False)
+    monkeypatch.delenv("RAG_SERVING__AUTH", raising=False)
     assert parse_auth(None) is None
     assert parse_auth("ann:s3cr:et") == ("ann", "s3cr:et")
-    monkeypatch.setenv("RAG_AUTH", "bob:pw")
+    monkeypatch.setenv("RAG_AUTH", "bob:pw")  # the deprecated flat name, for one release
     assert parse_auth(None) == ("bob", "pw")
+    monkeypatch.setenv("RAG_SERVING__AUTH", "eve:pw")
+    assert parse_auth(None) == ("eve", "pw")
     assert parse_auth("") is None
     for bad in ("nopass", ":pw", "user:"):
         with pytest.raises(UserError):
@@ -247,7 +252,6 @@ def test_other_profile_loads_once():
 
 def test_serve_is_up_before_the_engine_has_loaded(monkeypatch, tmp_path):
     """`rag serve` path: the page answers at once; the engine loads once, in the background."""
-    from rag.settings import Settings
     from ui import app
 
     eng = FakeEngine(token_delay=0)
@@ -262,7 +266,7 @@ def test_serve_is_up_before_the_engine_has_loaded(monkeypatch, tmp_path):
 
     monkeypatch.setattr(app, "load_engine", fake_load)
     demo = app.serve(
-        Settings(data_dir=tmp_path, top_k=4, mode="bm25"), port=free_port(), auth="", block=False
+        make_settings(data_dir=tmp_path, top_k=4, mode="bm25"), port=free_port(), auth="", block=False
     )
     try:
         holder = demo._iclr_holder
@@ -337,11 +341,12 @@ def _post(url, data: bytes, content_type: str, timeout=10) -> int:
 
 def test_failed_logins_are_limited_per_client():
     """30 wrong passwords in a row: only the first few are checked, then 429 (issue 14, defect 6)."""
-    from rag.settings import Settings
     from ui.app import build_app, start
 
     demo = build_app(FakeEngine(token_delay=0))
-    url = start(demo, port=free_port(), auth="ann:pw", quiet=True, settings=Settings(login_max_failures=5))
+    url = start(
+        demo, port=free_port(), auth="ann:pw", quiet=True, settings=make_settings(login_max_failures=5)
+    )
     try:
         form = "application/x-www-form-urlencoded"
         codes = [_post(url + "login", b"username=ann&password=wrong", form) for _ in range(30)]
@@ -352,7 +357,6 @@ def test_failed_logins_are_limited_per_client():
 
 
 def test_large_uploads_and_bodies_are_refused():
-    from rag.settings import Settings
     from ui.app import build_app, start
 
     demo = build_app(FakeEngine(token_delay=0))
@@ -360,7 +364,7 @@ def test_large_uploads_and_bodies_are_refused():
         demo,
         port=free_port(),
         quiet=True,
-        settings=Settings(upload_max_bytes=10_000, request_max_bytes=50_000),
+        settings=make_settings(upload_max_bytes=10_000, request_max_bytes=50_000),
     )
     try:
         boundary = "xyzBOUNDARY"

@@ -105,10 +105,10 @@ def test_shipped_bundle_covers_the_shipped_conference_under_default_settings(emb
     """Guards the first start of the conference: a change to chunking or the embedder's window or name
     must come with a rebuilt bundle (`rag bundle-vectors`), or every chunk is embedded again."""
     s = make_settings(VECTOR_BUNDLE.parent)
-    bundle = vb.VectorBundle.load(s.vector_bundle)
+    bundle = vb.VectorBundle.load(s.storage.vector_bundle)
     assert bundle is not None and len(bundle) == 11672
-    splitter = make_splitter(s.chunk_size, s.chunk_overlap)
-    shape = (s.chunk_size, s.chunk_overlap, embedder.name, embedder.max_seq_length)
+    splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
+    shape = (s.storage.chunk_size, s.storage.chunk_overlap, embedder.name, embedder.max_seq_length)
     for p in sample_papers[:60]:
         got = bundle.get(vector_hash(p, *shape), len(chunk_paper(p, splitter)))
         assert got is not None, p.paper_id

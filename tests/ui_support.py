@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 
 from rag.errors import UserError
-from rag.settings import Settings
 from rag.types import Answer, Citation, Hit, Paper, Sentence
+from tests.conftest import make_settings
 
 CORPUS_ROWS = [
     {
@@ -183,7 +183,7 @@ class FakeEngine:
         self.token_delay = token_delay
         self.announce_hits = announce_hits  # stream the retrieved hits (a list[Hit]) before any text
         self.profile_load_delay = profile_load_delay
-        self.settings = Settings(llm=llm_name, max_question_chars=max_question_chars)
+        self.settings = make_settings(llm=llm_name, max_question_chars=max_question_chars)
         self._shared = (
             _shared
             if _shared is not None
@@ -215,7 +215,7 @@ class FakeEngine:
     # -- protocol
     @property
     def llm_profile(self) -> str:
-        return self.settings.llm
+        return self.settings.generation.llm
 
     def warm_up(self) -> None:
         """Nothing to load."""
@@ -237,7 +237,7 @@ class FakeEngine:
                 token_delay=self.token_delay,
                 llm_name=name,
                 profile_load_delay=self.profile_load_delay,
-                max_question_chars=self.settings.max_question_chars,
+                max_question_chars=self.settings.grounding.max_question_chars,
                 announce_hits=self.announce_hits,
                 _shared=self._shared,
             )
@@ -272,7 +272,7 @@ class FakeEngine:
         question = (question or "").strip()
         if not question:
             raise UserError("Please type a question.")
-        limit = self.settings.max_question_chars
+        limit = self.settings.grounding.max_question_chars
         if len(question) > limit:
             raise UserError(
                 f"Your question is {len(question):,} characters long; the limit is "

@@ -63,11 +63,11 @@ def build_app(
     holder = engine if isinstance(engine, EngineHolder) else EngineHolder(engine)
     on = Handlers(holder, n_examples)
     settings = holder.engine.settings if holder.state == "ready" else None
-    top_k0 = int(default_top_k or (settings.top_k if settings else 5))
-    mode0 = default_mode or (settings.mode if settings else "hybrid")
+    top_k0 = int(default_top_k or (settings.retrieval.top_k if settings else 5))
+    mode0 = default_mode or (settings.retrieval.mode if settings else "hybrid")
     limits = settings or Settings()  # page and queue sizes (a loading engine has no settings yet)
-    page_size = int(page_size or limits.find_page_size)
-    llm_concurrency = llm_concurrency or limits.concurrency
+    page_size = int(page_size or limits.serving.find_page_size)
+    llm_concurrency = llm_concurrency or limits.serving.concurrency
     profiles = available_profiles()  # qwen1.5b only after `make install-1.5b`
     if holder.default_profile not in profiles:
         profiles.insert(0, holder.default_profile)
@@ -92,7 +92,9 @@ def build_app(
         page = Page(session, status, indexed, tabs, chat, finder, answer_json, api_ask, timer)
         wire_events(demo, on, page, llm_concurrency=llm_concurrency, page_size=page_size)
 
-    demo.queue(default_concurrency_limit=limits.handler_concurrency, max_size=limits.queue_size)
+    demo.queue(
+        default_concurrency_limit=limits.serving.handler_concurrency, max_size=limits.serving.queue_size
+    )
     demo._iclr_holder = holder  # for tests / main()
     return demo
 
@@ -129,7 +131,7 @@ def start(
     check_host(host, creds, insecure_no_auth)
     settings = settings or Settings()
     # uvicorn trusts X-Forwarded-For from loopback unless told otherwise: only from a configured proxy
-    os.environ["FORWARDED_ALLOW_IPS"] = settings.forwarded_allow_ips
+    os.environ["FORWARDED_ALLOW_IPS"] = settings.serving.forwarded_allow_ips
     demo.launch(
         server_name=host,
         server_port=port,
@@ -140,7 +142,7 @@ def start(
         inbrowser=False,
         share=False,
         **launch_kwargs(),
-        **guard_kwargs(settings),
+        **guard_kwargs(settings.serving),
     )
     return demo.local_url
 
@@ -189,7 +191,7 @@ def load_engine(
     if ingest_seeds and engine.index.count() == 0:  # checked here too, to say so on the page
         report("Indexing the seed abstracts (first start only)…")
         engine.ingest_if_empty()
-    report(f"Loading the language model {settings.llm}… the first start can take a minute.")
+    report(f"Loading the language model {settings.generation.llm}… the first start can take a minute.")
     engine.warm_up()
     return engine
 
@@ -208,14 +210,14 @@ def serve(
     """`rag serve`: the page comes up at once and says "loading" while the engine loads (and, with
     `conference`, while the bundled submissions are indexed: the banner counts the chunks).
 
-    Auth comes from `auth`, else `settings.auth` (RAG_AUTH), as USER:PASS.
+    Auth comes from `auth`, else `settings.serving.auth` (RAG_SERVING__AUTH), as USER:PASS.
     """
     if settings is None:
         settings = Settings()
-    auth = auth if auth is not None else settings.auth
+    auth = auth if auth is not None else settings.serving.auth
     check_host(host, parse_auth(auth or ""), insecure_no_auth)  # before anything loads
     holder = EngineHolder(
-        default_profile=settings.llm,
+        default_profile=settings.generation.llm,
         loader=lambda: load_engine(
             settings,
             ingest_seeds=ingest_seeds,
@@ -226,7 +228,10 @@ def serve(
     )
     holder.start()
     demo = build_app(
-        holder, default_top_k=settings.top_k, default_mode=settings.mode, page_size=settings.find_page_size
+        holder,
+        default_top_k=settings.retrieval.top_k,
+        default_mode=settings.retrieval.mode,
+        page_size=settings.serving.find_page_size,
     )
     start(
         demo,

@@ -213,14 +213,22 @@ def answer_part(
     thing = content_words(part.thing) - FRAME
     if part.number:  # only a sentence stating a number near what is asked can answer it
         near = thing or words
-        stated = np.array([states_number(e.text, reading.asked, near, s.number_window) for e in pool])
+        stated = np.array(
+            [states_number(e.text, reading.asked, near, s.grounding.number_window) for e in pool]
+        )
         numbered = float(stated.any())
         scores = scores * stated if stated.any() else scores
     if not words:  # "What does X do?": what the paper says it contributes answers it
-        scores = scores + s.contribution_bonus * np.array([bool(CONTRIBUTION.search(e.text)) for e in pool])
+        scores = scores + s.grounding.contribution_bonus * np.array(
+            [bool(CONTRIBUTION.search(e.text)) for e in pool]
+        )
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
     others = set().union(
-        *(h.paper.words for n, h in enumerate(evset.hits[: s.context_papers], 1) if n not in papers)
+        *(
+            h.paper.words
+            for n, h in enumerate(evset.hits[: s.generation.context_papers], 1)
+            if n not in papers
+        )
     )
     x = {
         "cover": idf_cover(words, have, idf),
@@ -240,12 +248,12 @@ def answer_part(
             to_cover(reading.topic),
             [(f"{paper.title or ''} {paper.text}", vecs)],
             judge.vectors,
-            s.list_aspect_gain,
+            s.grounding.list_aspect_gain,
             known,
         )
         x["aspect"] = float(bool(gaps and gaps[0]))
     out.signals = x
-    if logistic(s.caveat_model, s.caveat_intercept, x) >= s.caveat_bar:
+    if logistic(s.grounding.caveat_model, s.grounding.caveat_intercept, x) >= s.grounding.caveat_bar:
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
         what = part.number or lacking(part.text, words - have) or "what is asked"
         if reading.shape == "which":
@@ -264,7 +272,9 @@ def answer_part(
         if not own or scores[own[0]] <= 0:
             continue
         best = scores[own[0]]
-        out.quotes += [pool[i] for i in own[: s.part_sentences] if scores[i] >= s.part_share * best]
+        out.quotes += [
+            pool[i] for i in own[: s.grounding.part_sentences] if scores[i] >= s.grounding.part_share * best
+        ]
     out.quotes.sort(key=lambda e: (e.paper_n, e.start))
     return out
 
@@ -293,10 +303,10 @@ def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> di
 def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, s) -> Outcome:
     """Refuse only when nothing retrieved is about the question; otherwise answer each part from its best
     evidence, with a caveat for a name no abstract mentions and for a part its papers don't state."""
-    hits = evset.hits[: s.context_papers]
+    hits = evset.hits[: s.generation.context_papers]
     lang = language_caveat(reading.asked, known)
     caveats = [lang] if lang else term_caveats(reading, hits, known)  # another language's words are no names
-    allowed = focus(reading, evset, s.context_papers, s.focus_broad_ratio)
+    allowed = focus(reading, evset, s.generation.context_papers, s.grounding.focus_broad_ratio)
     answered = []
     if hits and reading.shape in ("explain", "compare", "which"):
         for i, part in enumerate(reading.parts):
@@ -304,11 +314,11 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
             if pa.caveat:
                 pa.caveat.part = i
             answered.append(pa)
-    sig = signals(reading, evset, idf, s.context_papers)
+    sig = signals(reading, evset, idf, s.generation.context_papers)
     # a many-part question is about the indexed papers when one of its parts is
     sig["relevance"] = max([sig["relevance"], *(pa.signals.get("score", 0.0) for pa in answered)])
-    sig["p_nothing"] = logistic(s.refuse_model, s.refuse_intercept, sig) if hits else 1.0
-    if not hits or sig["p_nothing"] >= s.refuse_bar:
+    sig["p_nothing"] = logistic(s.grounding.refuse_model, s.grounding.refuse_intercept, sig) if hits else 1.0
+    if not hits or sig["p_nothing"] >= s.grounding.refuse_bar:
         return Outcome(NOTHING_RELEVANT, caveats, answered, allowed, sig)
     caveats += [pa.caveat for pa in answered if pa.caveat]
     if reading.left:  # "does it also …" about what the paper followed never mentions

@@ -67,7 +67,7 @@ class Index:
         if self.client is None:
             self.client = open_client(self.settings)
         cfg = {"hnsw": {"space": "cosine"}}
-        names = (self.settings.collection, f"{self.settings.collection}_papers")
+        names = (self.settings.storage.collection, f"{self.settings.storage.collection}_papers")
         if create:
             colls = [
                 self.client.get_or_create_collection(n, configuration=cfg, embedding_function=None)
@@ -102,7 +102,7 @@ class Index:
 
     @property
     def names(self) -> tuple[str, str]:
-        return self.settings.collection, f"{self.settings.collection}_papers"
+        return self.settings.storage.collection, f"{self.settings.storage.collection}_papers"
 
     def require(self) -> None:
         """UserError "Nothing is indexed yet" unless the store holds chunks (checked before models load);
@@ -119,7 +119,7 @@ class Index:
         out = {}
         for c in self.client.list_collections():
             name = c.name.removesuffix("_papers")
-            if c.name.endswith("_papers") and name != self.settings.collection:
+            if c.name.endswith("_papers") and name != self.settings.storage.collection:
                 n = self.client.get_collection(c.name, embedding_function=None).count()
                 if n:
                     out[name] = n
@@ -147,9 +147,9 @@ class Index:
     def paper_records(self) -> dict[str, tuple[str, dict]]:
         """Every paper record: id -> (abstract, metadata), read in pages."""
         out: dict[str, tuple[str, dict]] = {}
-        for offset in range(0, self.paper_count(), self.settings.store_page):
+        for offset in range(0, self.paper_count(), self.settings.storage.store_page):
             got = self.papers.get(
-                include=["documents", "metadatas"], limit=self.settings.store_page, offset=offset
+                include=["documents", "metadatas"], limit=self.settings.storage.store_page, offset=offset
             )
             out.update(zip(got["ids"], zip(got["documents"], got["metadatas"])))
         return out
@@ -159,8 +159,10 @@ class Index:
         """Every paper's stored vector (the normalized mean of its chunk vectors), read in pages."""
         ids: list[str] = []
         vecs: list = []
-        for offset in range(0, self.paper_count(), self.settings.store_page):
-            got = self.papers.get(include=["embeddings"], limit=self.settings.store_page, offset=offset)
+        for offset in range(0, self.paper_count(), self.settings.storage.store_page):
+            got = self.papers.get(
+                include=["embeddings"], limit=self.settings.storage.store_page, offset=offset
+            )
             ids += got["ids"]
             vecs += list(got["embeddings"])
         return ids, vecs
@@ -169,8 +171,10 @@ class Index:
     def chunk_records(self) -> list[tuple[str, dict]]:
         """Every stored chunk's (id, metadata), read in pages so large stores stay within limits."""
         out: list[tuple[str, dict]] = []
-        for offset in range(0, self.count(), self.settings.store_page):
-            got = self.chunks.get(include=["metadatas"], limit=self.settings.store_page, offset=offset)
+        for offset in range(0, self.count(), self.settings.storage.store_page):
+            got = self.chunks.get(
+                include=["metadatas"], limit=self.settings.storage.store_page, offset=offset
+            )
             out += zip(got["ids"], got["metadatas"])
         return out
 
@@ -186,9 +190,9 @@ class Index:
     def chunk_vectors(self) -> list[tuple[dict, list[float]]]:
         """Every stored chunk's (metadata, vector), read in pages (rag.ingest.vector_bundle builds on it)."""
         out: list[tuple[dict, list[float]]] = []
-        for offset in range(0, self.count(), self.settings.store_page):
+        for offset in range(0, self.count(), self.settings.storage.store_page):
             got = self.chunks.get(
-                include=["metadatas", "embeddings"], limit=self.settings.store_page, offset=offset
+                include=["metadatas", "embeddings"], limit=self.settings.storage.store_page, offset=offset
             )
             out += zip(got["metadatas"], got["embeddings"])
         return out
@@ -245,7 +249,7 @@ class Index:
         """Store papers (creating the store); one ingest per store at a time (`ingest_lock`).
         `on_progress(done, total)` (chunks embedded so far, chunks to embed) is called at the start and
         after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
-        if self.settings.chroma_url:  # a server's lock is keyed on its id of the collection
+        if self.settings.storage.chroma_url:  # a server's lock is keyed on its id of the collection
             self._open(True)
         with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
             self._open(True)  # embedded: inside the lock (two threads creating one store collide)
@@ -268,7 +272,7 @@ class Index:
     @property
     def journal(self):
         """The papers of a rebuild in progress: written before the old collections go, removed after."""
-        return self.settings.data_dir / f"rebuild-{self.settings.collection}.jsonl"
+        return self.settings.storage.data_dir / f"rebuild-{self.settings.storage.collection}.jsonl"
 
     def damage(self) -> str | None:
         """Why the collections' vector index is unreadable (checked in a child process), or None."""
@@ -284,7 +288,9 @@ class Index:
                 old = vector_segments(self.settings, self.names)
                 for folder in old:  # unreadable: without them the records (sqlite) read as they are
                     shutil.rmtree(folder, ignore_errors=True)
-                if not self.settings.chroma_url:  # no client of this process may keep the old index loaded
+                if (
+                    not self.settings.storage.chroma_url
+                ):  # no client of this process may keep the old index loaded
                     from chromadb.api.client import SharedSystemClient
 
                     SharedSystemClient.clear_system_cache()

@@ -35,7 +35,11 @@ _CONNECTION_ERRORS = (
 
 
 def _where(settings: Settings) -> str:
-    return f"the Chroma server at {settings.chroma_url}" if settings.chroma_url else str(settings.data_dir)
+    return (
+        f"the Chroma server at {settings.storage.chroma_url}"
+        if settings.storage.chroma_url
+        else str(settings.storage.data_dir)
+    )
 
 
 # What Chroma says when a collection's vector (HNSW) segment is unreadable: truncated by a full disk, bytes
@@ -66,7 +70,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
     names = {t.__name__ for t in type(exc).__mro__}
     where = _where(settings)
     again = "run `rag ingest` again (it resumes where it stopped)" if writing else "try again"
-    if settings.chroma_url and names & set(_CONNECTION_ERRORS):
+    if settings.storage.chroma_url and names & set(_CONNECTION_ERRORS):
         return StorageError(
             f"Lost the connection to {where} ({type(exc).__name__}). Check that the server is running, "
             f"then {again}."
@@ -74,7 +78,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
     if (
         "readonly database" in low
         or "read-only file system" in low
-        or (isinstance(exc, PermissionError) and not settings.chroma_url)
+        or (isinstance(exc, PermissionError) and not settings.storage.chroma_url)
     ):
         return StorageError(
             f"{where} is read-only ({msg.strip().splitlines()[0][:80]}). The embedded index needs write access "
@@ -92,7 +96,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
         )
     if any(d in low for d in VECTOR_DAMAGE):
         return StorageError(
-            f"The vector index of collection '{settings.collection}' in {where} is damaged ({gist(msg)}). Run "
+            f"The vector index of collection '{settings.storage.collection}' in {where} is damaged ({gist(msg)}). Run "
             "`rag ingest --repair`: it rebuilds the index from the stored abstracts."
         )
     damaged = (
@@ -106,7 +110,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
         first = msg.strip().splitlines()[0][:100] if msg.strip() else type(exc).__name__
         return StorageError(
             f"The index in {where} is damaged ({first}). Move the folder aside "
-            f"(e.g. mv {settings.data_dir} {settings.data_dir}.damaged) and run `rag ingest` again."
+            f"(e.g. mv {settings.storage.data_dir} {settings.storage.data_dir}.damaged) and run `rag ingest` again."
         )
     return None
 
@@ -169,22 +173,22 @@ def _quiet_stderr():
 
 def store_exists(settings: Settings) -> bool:
     """Whether an embedded store was ever written here (a server store is checked by collection)."""
-    return bool(settings.chroma_url) or (settings.chroma_path / "chroma.sqlite3").exists()
+    return bool(settings.storage.chroma_url) or (settings.storage.chroma_path / "chroma.sqlite3").exists()
 
 
 def not_indexed(settings: Settings, others: dict[str, int] | None = None) -> UserError:
     """ "Nothing is indexed yet", saying how to fill it and which other collection of the store holds papers."""
     how = (
         "`rag ingest --conference` (or `make run CORPUS=iclr2025`)"
-        if settings.collection == settings.conference_collection
+        if settings.storage.collection == settings.storage.conference_collection
         else "`rag ingest seeds/` (or `make run`)"
     )
     if not others:
         return UserError(f"Nothing is indexed yet in {_where(settings)}. Run {how} first, then ask again.")
     name, n = max(others.items(), key=lambda x: x[1])
-    flag = "--conference" if name == settings.conference_collection else f"--collection {name}"
+    flag = "--conference" if name == settings.storage.conference_collection else f"--collection {name}"
     return UserError(
-        f"Nothing is indexed yet in collection '{settings.collection}' of {_where(settings)}, but collection "
+        f"Nothing is indexed yet in collection '{settings.storage.collection}' of {_where(settings)}, but collection "
         f"'{name}' holds {n:,} paper{'s' * (n != 1)}: add {flag} to read it, or fill this one with {how.split(' (')[0]}."
     )
 
@@ -194,11 +198,15 @@ def open_client(settings: Settings):
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if not settings.chroma_url:
+    if not settings.storage.chroma_url:
         with storage_errors(settings), _quiet_stderr():
-            settings.chroma_path.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(settings.chroma_path), settings=chroma_settings)
-    url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
+            settings.storage.chroma_path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(settings.storage.chroma_path), settings=chroma_settings)
+    url = urlparse(
+        settings.storage.chroma_url
+        if "://" in settings.storage.chroma_url
+        else f"http://{settings.storage.chroma_url}"
+    )
     try:
         client = chromadb.HttpClient(
             host=url.hostname or "127.0.0.1",
@@ -209,7 +217,7 @@ def open_client(settings: Settings):
         client.heartbeat()
     except Exception as e:
         raise UserError(
-            f"Cannot reach the Chroma server at {settings.chroma_url} ({type(e).__name__}). "
+            f"Cannot reach the Chroma server at {settings.storage.chroma_url} ({type(e).__name__}). "
             "Start it with `chroma run --path DIR --port N`, or unset --chroma-url to use the embedded store."
         ) from None
     return client
@@ -218,8 +226,8 @@ def open_client(settings: Settings):
 def vector_segments(settings: Settings, names: tuple[str, ...]) -> list[Path]:
     """The folders of these collections' vector segments in an embedded store (Chroma keeps a segment's
     HNSW files in a folder named by its id; the ids are in its sqlite catalog, read read-only)."""
-    db_path = settings.chroma_path / "chroma.sqlite3"
-    if settings.chroma_url or not db_path.exists():
+    db_path = settings.storage.chroma_path / "chroma.sqlite3"
+    if settings.storage.chroma_url or not db_path.exists():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
         rows = db.execute(
@@ -227,7 +235,7 @@ def vector_segments(settings: Settings, names: tuple[str, ...]) -> list[Path]:
             f"WHERE s.scope = 'VECTOR' AND c.name IN ({','.join('?' * len(names))})",
             names,
         ).fetchall()
-    return [settings.chroma_path / str(r[0]) for r in rows]
+    return [settings.storage.chroma_path / str(r[0]) for r in rows]
 
 
 # Reads every stored vector of the named collections and runs one query: exits non-zero (or is killed: a
@@ -254,10 +262,10 @@ for name in sys.argv[2:]:
 def vector_damage(settings: Settings, names: tuple[str, ...]) -> str | None:
     """Why an embedded store's vector index is unreadable (a short reason), or None. Checked in a child
     process: reading a truncated HNSW file can crash the reader, which must not take this process along."""
-    if settings.chroma_url or not store_exists(settings):
+    if settings.storage.chroma_url or not store_exists(settings):
         return None
     r = subprocess.run(
-        [sys.executable, "-c", _CHECK, str(settings.chroma_path), *names],
+        [sys.executable, "-c", _CHECK, str(settings.storage.chroma_path), *names],
         capture_output=True,
         text=True,
         errors="replace",
@@ -276,13 +284,13 @@ def ingest_lock(settings: Settings, say=None, identity: str | None = None):
     """One ingest at a time per store: an flock on a file in the data dir (server mode: in the model
     cache, keyed by `identity`, the server's own id of the collection, so every spelling of its URL shares
     the lock). A second ingest waits, then skips what the first stored."""
-    if settings.chroma_url:
+    if settings.storage.chroma_url:
         key = hashlib.sha256(
-            (identity or f"{settings.chroma_url}|{settings.collection}").encode()
+            (identity or f"{settings.storage.chroma_url}|{settings.storage.collection}").encode()
         ).hexdigest()
-        path = settings.model_cache / "locks" / f"ingest-{key[:16]}.lock"
+        path = settings.storage.model_cache / "locks" / f"ingest-{key[:16]}.lock"
     else:
-        path = settings.data_dir / f"ingest-{settings.collection}.lock"
+        path = settings.storage.data_dir / f"ingest-{settings.storage.collection}.lock"
     with storage_errors(settings, writing=True):
         path.parent.mkdir(parents=True, exist_ok=True)
         f = open(path, "a+")  # noqa: SIM115 - held for the block

@@ -38,8 +38,13 @@ class Limits:
         self.max_bytes, self.max_records = max_bytes, max_records
 
     @classmethod
-    def of(cls, settings) -> Limits:
-        return cls(settings.max_ingest_bytes, settings.max_ingest_records, settings.max_abstract_chars)
+    def of(cls, storage) -> Limits:
+        """The limits of the settings' storage group."""
+        return cls(
+            storage.max_ingest_bytes,
+            storage.max_ingest_records,
+            storage.max_abstract_chars,
+        )
 
     def take_bytes(self, path: Path, n: int) -> None:
         if self.bytes_left is not None:

@@ -88,7 +88,7 @@ class Ingest:
     def run(self, papers: list[Paper], embedder, progress: bool, on_progress=None) -> IngestReport:
         t0 = time.perf_counter()
         s, index = self.settings, self.index
-        splitter = make_splitter(s.chunk_size, s.chunk_overlap)
+        splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
         rep = IngestReport(papers=len(papers))
         ids = [p.paper_id for p in papers]
         if len(set(ids)) != len(ids):
@@ -104,7 +104,12 @@ class Ingest:
         todo: list[tuple[Paper, str, list[Chunk]]] = []
         moved: list[tuple[Paper, str, int]] = []
         relabel: list[tuple[Paper, str, int]] = []
-        shape = (s.chunk_size, s.chunk_overlap, embedder.name, getattr(embedder, "max_seq_length", None))
+        shape = (
+            s.storage.chunk_size,
+            s.storage.chunk_overlap,
+            embedder.name,
+            getattr(embedder, "max_seq_length", None),
+        )
         for p in papers:
             digest = content_hash(p, *shape)
             m = known.get(p.paper_id)
@@ -123,7 +128,7 @@ class Ingest:
                 todo.append((p, digest, chunk_paper(p, splitter)))
 
         total = sum(len(c) for _, _, c in todo)
-        bundle = VectorBundle.load(s.vector_bundle) if todo else None
+        bundle = VectorBundle.load(s.storage.vector_bundle) if todo else None
         if on_progress:
             on_progress(0, total)
         # closed on a failure too, so an error prints on its own line, not on the bar's
@@ -168,7 +173,7 @@ class Ingest:
         """Delete chunk records no paper record accounts for (two ingests of two versions of a paper that
         raced, or an ingest killed before its commit marker) and return how many: only when the store holds
         more chunk records than its papers' `n_chunks` add up to, so the usual cost is one metadata read."""
-        index, page = self.index, self.settings.store_page
+        index, page = self.index, self.settings.storage.store_page
         expected = 0
         for offset in range(0, index.paper_count(), page):
             got = index.papers.get(include=["metadatas"], limit=page, offset=offset)
@@ -224,7 +229,7 @@ class Ingest:
         for item in todo:
             group.append(item)
             n += len(item[2])
-            if n >= self.settings.ingest_block:
+            if n >= self.settings.storage.ingest_block:
                 yield group
                 group, n = [], 0
         if group:

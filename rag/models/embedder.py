@@ -52,9 +52,9 @@ class Embedder:
     back to torch with a warning."""
 
     def __init__(self, settings: Settings):
-        self.backend = settings.embed_backend
-        self.batch_size = settings.embed_batch
-        self.workers = settings.embed_workers or settings.threads
+        self.backend = settings.storage.embed_backend
+        self.batch_size = settings.storage.embed_batch
+        self.workers = settings.storage.embed_workers or settings.generation.threads
         self._pool: ThreadPoolExecutor | None = None
         self.model = self.session = None
         self.dtype = "float32"
@@ -67,14 +67,14 @@ class Embedder:
         if self.backend == "torch":
             from sentence_transformers import SentenceTransformer
 
-            set_threads(settings)
+            set_threads(settings.generation)
             with _quiet_loading():  # 0.3 s: a "Loading weights" bar before every CLI answer is noise
                 self.model = SentenceTransformer(str(embedder_path()), device="cpu")
             # The model was trained on 128-wordpiece inputs: 256 doubled the cost for one question in 60 (README).
-            self.model.max_seq_length = min(settings.embed_max_tokens, self.model.max_seq_length)
+            self.model.max_seq_length = min(settings.storage.embed_max_tokens, self.model.max_seq_length)
             self.tokenizer = self.model.tokenizer
             self.max_seq_length = self.model.max_seq_length
-            if settings.embed_int8:
+            if settings.storage.embed_int8:
                 self.model = _quantize(self.model)
             self.dtype = embed_dtype(settings)
         else:
@@ -83,9 +83,9 @@ class Embedder:
             folder = embedder_path()
             own = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-            self.max_seq_length = min(settings.embed_max_tokens, own)
+            self.max_seq_length = min(settings.storage.embed_max_tokens, own)
         self.name = EMBEDDER_NAMES[self.backend]
-        if self.backend == "torch" and settings.embed_int8:
+        if self.backend == "torch" and settings.storage.embed_int8:
             self.name = f"{EMBEDDER_NAME}-int8"
 
     def encode(self, texts: list[str], progress: bool = False, bulk: bool = False) -> list[list[float]]:
@@ -189,13 +189,13 @@ def native_bf16() -> bool:
 
 
 def embed_dtype(settings: Settings) -> str:
-    """The torch embedder's compute dtype that `settings.embed_dtype` resolves to on this CPU (int8
+    """The torch embedder's compute dtype that `settings.storage.embed_dtype` resolves to on this CPU (int8
     weights get no bfloat16 on top)."""
-    if settings.embed_int8:
+    if settings.storage.embed_int8:
         return "float32"
-    if settings.embed_dtype == "auto":
+    if settings.storage.embed_dtype == "auto":
         return "bfloat16" if native_bf16() else "float32"
-    return settings.embed_dtype
+    return settings.storage.embed_dtype
 
 
 def _quantize(model):
@@ -209,13 +209,13 @@ def _quantize(model):
 def get_embedder(settings: Settings) -> Embedder:
     key = (
         "embed",
-        settings.embed_backend,
-        settings.embed_int8,
-        settings.embed_dtype,
-        settings.embed_batch,
-        settings.embed_max_tokens,
-        settings.embed_workers or settings.threads,
-        str(settings.model_cache),
+        settings.storage.embed_backend,
+        settings.storage.embed_int8,
+        settings.storage.embed_dtype,
+        settings.storage.embed_batch,
+        settings.storage.embed_max_tokens,
+        settings.storage.embed_workers or settings.generation.threads,
+        str(settings.storage.model_cache),
     )
     return load_once(key, lambda: Embedder(settings))
 
@@ -236,7 +236,7 @@ def onnx_path(settings: Settings, quantized: bool = False) -> Path:
     material = {"format": ONNX_FORMAT, "torch": torch.__version__, "files": files, "int8": quantized}
     key = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
     kind = "int8" if quantized else "fp32"
-    return Path(settings.model_cache) / "onnx" / f"{EMBEDDER_NAME}-{kind}-{key}.onnx"
+    return Path(settings.storage.model_cache) / "onnx" / f"{EMBEDDER_NAME}-{kind}-{key}.onnx"
 
 
 def export_onnx(target: Path, quantized: bool = False) -> None:
@@ -310,7 +310,7 @@ def onnx_session(settings: Settings, quantized: bool = False):
         log.info("exporting the embedder to ONNX once: %s", path)
         export_onnx(path, quantized)
     so = ort.SessionOptions()
-    so.intra_op_num_threads = settings.threads
+    so.intra_op_num_threads = settings.generation.threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as OMP_WAIT_POLICY=PASSIVE

@@ -20,7 +20,7 @@ from pathlib import Path
 import rag.settings  # noqa: F401  (sets the offline env vars before HF imports)
 from rag.errors import UserError
 from rag.models.int8 import load_int8, quantize_inplace, trim
-from rag.settings import Settings
+from rag.settings import GenerationSettings, Settings
 
 QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
@@ -75,10 +75,11 @@ def available_profiles() -> list[str]:
     return [p for p in PROFILES if installed(p)] or list(PROFILES[:1])
 
 
-def set_threads(settings: Settings) -> None:
+def set_threads(generation: GenerationSettings) -> None:
+    """torch's intra-op threads from the settings' generation group."""
     import torch
 
-    torch.set_num_threads(settings.threads)
+    torch.set_num_threads(generation.threads)
 
 
 def load_once(key: tuple, build):
@@ -166,7 +167,7 @@ def _hf_folder_from_gguf(gguf: Path, cache: Path) -> Path:
 
 def resolve_llm(name: str, settings: Settings) -> Path:
     """Profile name or local path -> HF model folder."""
-    cache = Path(settings.model_cache)
+    cache = Path(settings.storage.model_cache)
     if name in GGUFS:
         return _hf_folder_from_gguf(parted_gguf(name, cache), cache)
     if name == "smollm2":
@@ -289,30 +290,36 @@ def gguf_source(folder: Path) -> str | None:
 
 def load_llm(name: str, settings: Settings) -> LLM:
     """Load (once per process) the named generator; CUDA when present, else int8 on CPU."""
-    key = ("llm", name, settings.int8, settings.int8_cache, str(settings.model_cache))
+    key = (
+        "llm",
+        name,
+        settings.generation.int8,
+        settings.generation.int8_cache,
+        str(settings.storage.model_cache),
+    )
     with _lock:
         if key in _cache:
             return _cache[key]
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        set_threads(settings)
+        set_threads(settings.generation)
         t0 = time.perf_counter()
         folder = resolve_llm(name, settings)
         device = "cuda" if torch.cuda.is_available() else "cpu"
         tok = AutoTokenizer.from_pretrained(str(folder))
-        if device == "cpu" and settings.int8 and settings.int8_cache:
+        if device == "cpu" and settings.generation.int8 and settings.generation.int8_cache:
             model = load_int8(folder, settings, gguf_source(folder))
         else:
             model = AutoModelForCausalLM.from_pretrained(
                 str(folder), dtype=torch.float16 if device == "cuda" else torch.float32
             ).to(device)
             model.eval()
-            if device == "cpu" and settings.int8:
+            if device == "cpu" and settings.generation.int8:
                 model = quantize_inplace(model)  # in place: no second full copy while quantizing
         trim()
         if tok.chat_template is None:
             raise UserError(f"Model '{name}' has no chat template; use an instruct/chat model.")
-        llm = LLM(name, model, tok, device, time.perf_counter() - t0, settings.max_new_tokens)
+        llm = LLM(name, model, tok, device, time.perf_counter() - t0, settings.generation.max_new_tokens)
         _cache[key] = llm
         return llm

@@ -117,7 +117,7 @@ def _int8_key(folder: Path, gguf_sha256: str | None = None) -> str:
 
 
 def int8_cache_path(folder: Path, settings: Settings, gguf_sha256: str | None = None) -> Path:
-    return Path(settings.model_cache) / "int8" / f"{folder.name}-{_int8_key(folder, gguf_sha256)}.pt"
+    return Path(settings.storage.model_cache) / "int8" / f"{folder.name}-{_int8_key(folder, gguf_sha256)}.pt"
 
 
 _ST_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}

@@ -147,7 +147,7 @@ class QueryEmbedder:
         from rag.models.embedder import EMBEDDER_NAME
 
         self.name = EMBEDDER_NAME
-        self.max_seq_length = settings.embed_max_tokens
+        self.max_seq_length = settings.storage.embed_max_tokens
         self._encoder: Encoder | None = None
 
     def encode(self, texts: list[str], progress: bool = False, bulk: bool = False) -> np.ndarray:

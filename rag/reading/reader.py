@@ -377,8 +377,8 @@ class Reader:
     """Reads each question once; a chat's earlier turns are remembered (a chat re-sends its history).
     `retrieve` runs the engine's retrieval with the caller's depth and filters."""
 
-    def __init__(self, settings, idf: Callable[[], Idf]):
-        self.settings = settings
+    def __init__(self, conversation, idf: Callable[[], Idf]):
+        self.conversation = conversation  # the settings' conversation group
         self._idf = idf  # read when first needed (the BM25 side loads lazily)
         self._cache: OrderedDict[tuple, tuple[str | None, str, float | None]] = OrderedDict()
 
@@ -459,12 +459,12 @@ class Reader:
             return self._cache[ck]
         out = self._decide(asked, turns, retrieve, key, hits)
         self._cache[ck] = out
-        if len(self._cache) > self.settings.condense_cache:
+        if len(self._cache) > self.conversation.condense_cache:
             self._cache.popitem(last=False)
         return out
 
     def _decide(self, asked, turns, retrieve, key, hits) -> tuple[str | None, str, float | None, tuple]:
-        s = self.settings
+        c = self.conversation
         back = pointer(asked, turns)
         if back is not None:
             return self.query_of(turns[back], turns[:back], retrieve, key), "points back", None, ()
@@ -473,17 +473,17 @@ class Reader:
         base = self.query_of(turns[-1], turns[:-1], retrieve, key)
         said = leans(asked)
         follow = f"{asked} ({base})"
-        if not s.condense_check:
+        if not c.condense_check:
             return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         hits[asked], hits[follow] = retrieve(asked), retrieve(follow)
         a, f = hits[asked], hits[follow]
         if not a or not f or a[0].paper.paper_id == f[0].paper.paper_id:
             return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
-        if gain >= s.switch_min_gain and n >= s.switch_min_words:
+        if gain >= c.switch_min_gain and n >= c.switch_min_words:
             # read alone; words that lean ("does it also …") are told that the paper followed lacks these
             lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
             return None, "alone", gain, (f[0].paper, tuple(lacks)) if said else ()
-        if gain <= -s.follow_min_gain:
+        if gain <= -c.follow_min_gain:
             return base, "follow-up", gain, ()
         return (base, "follow-up", gain, ()) if said else (None, "alone", gain, ())

@@ -38,7 +38,9 @@ class Retriever:
         self._checked = 0.0
         self._lock = threading.Lock()
         # The default filter of every retrieve() (settings decision/area/author; a caller may reset it).
-        self.filters = Filters.of(settings.decision, settings.area, settings.author)
+        self.filters = Filters.of(
+            settings.retrieval.decision, settings.retrieval.area, settings.retrieval.author
+        )
         self._float32 = None
 
     def encode_query(self, texts: list[str]):
@@ -65,7 +67,7 @@ class Retriever:
             if (
                 self._bm25 is None
                 or self.index.writes != self._state[0]
-                or now - self._checked >= self.settings.store_check_s
+                or now - self._checked >= self.settings.storage.store_check_s
             ):
                 state = (
                     self.index.writes,
@@ -76,7 +78,9 @@ class Retriever:
                 self._checked = now
                 if self._bm25 is None or state != self._state:
                     self._bm25 = BM25Side(
-                        self.index, self.settings.data_dir / "bm25", self.settings.candidates
+                        self.index,
+                        self.settings.storage.data_dir / "bm25",
+                        self.settings.retrieval.candidates,
                     )
                     self._state = state
             return self._bm25
@@ -107,10 +111,10 @@ class Retriever:
         matching papers on both sides, so when k matching papers exist k come back; a filter value that
         matches no indexed paper raises UserError. `candidates`: chunks per side (default: settings)."""
         s = self.settings
-        top_k = top_k or s.top_k
-        mode = mode or s.mode
+        top_k = top_k or s.retrieval.top_k
+        mode = mode or s.retrieval.mode
         f = self.filters if filters is None else filters
-        n = candidates or s.candidates
+        n = candidates or s.retrieval.candidates
         need = 0 if candidates else top_k  # a caller-set pool depth is kept as is (see _deepen)
         named = named_terms(query) if mode != "dense" else set()
         terms = boosted(named)
@@ -130,54 +134,57 @@ class Retriever:
             moved = {c.paper_id for c, _ in found if c.chunk_id not in lexical.by_id}
             if moved:
                 self._checked = 0.0  # the store changed since the snapshot: re-check on the next query
-            sides.append((s.dense_weight, group_by_paper(found)))
+            sides.append((s.retrieval.dense_weight, group_by_paper(found)))
             for c, sim in found:
                 cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
-            weight = s.bm25_weight if mode == "hybrid" else 1.0
+            weight = s.retrieval.bm25_weight if mode == "hybrid" else 1.0
             if allowed is None and candidates is None:
                 found = lexical.search(query)
             else:
                 found = _deepen(lambda m: lexical.search(query, allowed, m), n, need, allowed)
             sides.append((weight, group_by_paper(found)))
-        if mode in ("dense", "hybrid") and s.paper_weight > 0:
+        if mode in ("dense", "hybrid") and s.retrieval.paper_weight > 0:
             sides.append(
-                (s.paper_weight, self._paper_side(lexical, vec, allowed, max(s.paper_candidates, need)))
+                (
+                    s.retrieval.paper_weight,
+                    self._paper_side(lexical, vec, allowed, max(s.retrieval.paper_candidates, need)),
+                )
             )
 
-        scores, chunks = _fuse(sides, s.rrf_k)
-        if s.prf_docs > 0 and mode == "hybrid":
+        scores, chunks = _fuse(sides, s.retrieval.rrf_k)
+        if s.retrieval.prf_docs > 0 and mode == "hybrid":
             # Pseudo-relevance feedback: the first pass's top papers lend their words (a second BM25 pass)
             # and their vectors (a second dense pass, on the paper-vector side) as extra RRF sides.
-            top = sorted(scores, key=lambda p: -scores[p])[: s.prf_docs]
-            if s.prf_weight > 0:
-                words = lexical.expansion(query, top, s.prf_terms)
+            top = sorted(scores, key=lambda p: -scores[p])[: s.retrieval.prf_docs]
+            if s.retrieval.prf_weight > 0:
+                words = lexical.expansion(query, top, s.retrieval.prf_terms)
                 if words:
                     toks = lexical.tokens([query])[0] + words
                     found = _deepen(lambda m: lexical.search(toks, allowed, m), n, need, allowed)
-                    sides.append((s.prf_weight, group_by_paper(found)))
-            if s.prf_dense_weight > 0:
+                    sides.append((s.retrieval.prf_weight, group_by_paper(found)))
+            if s.retrieval.prf_dense_weight > 0:
                 import numpy as np
 
                 _, row, mat = lexical.paper_matrix
                 fb = [mat[row[p]] for p in top if p in row]
                 if fb:
-                    v2 = np.asarray(vec, dtype=np.float32) + s.prf_beta * np.mean(fb, axis=0)
+                    v2 = np.asarray(vec, dtype=np.float32) + s.retrieval.prf_beta * np.mean(fb, axis=0)
                     v2 /= np.linalg.norm(v2) or 1.0
-                    side = self._paper_side(lexical, v2, allowed, max(s.paper_candidates, need))
-                    sides.append((s.prf_dense_weight, side))
-            scores, chunks = _fuse(sides, s.rrf_k)
+                    side = self._paper_side(lexical, v2, allowed, max(s.retrieval.paper_candidates, need))
+                    sides.append((s.retrieval.prf_dense_weight, side))
+            scores, chunks = _fuse(sides, s.retrieval.rrf_k)
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
-        if terms and s.named_boost:
+        if terms and s.retrieval.named_boost:
             for pid in scores:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
-                scores[pid] += s.named_boost * share / (s.rrf_k + 1)
+                scores[pid] += s.retrieval.named_boost * share / (s.retrieval.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
-        if terms and s.cover_depth:
+        if terms and s.retrieval.cover_depth:
             ranked = self._cover_terms(
-                query, terms, ranked, scores, chunks, allowed, min(top_k, s.context_papers)
+                query, terms, ranked, scores, chunks, allowed, min(top_k, s.generation.context_papers)
             )
         # Paper records come from the snapshot; only papers newer than it are read from the store.
         papers = {
@@ -211,7 +218,7 @@ class Retriever:
             shown = ranked[:window]
             if any(mentions(lexical.named_text(p), t) for p in shown):
                 continue
-            pool = {c.paper_id for c, _ in lexical.search(t, allowed, s.cover_depth)}
+            pool = {c.paper_id for c, _ in lexical.search(t, allowed, s.retrieval.cover_depth)}
             have = {p for p in pool if mentions(lexical.named_text(p), t)}
             if not have:
                 continue  # no indexed paper names it: the refusal will say so, truthfully
@@ -236,7 +243,9 @@ class Retriever:
             if fused:
                 best = fused[0]
             else:
-                found = lexical.search(query, have, s.candidates) or lexical.search(t, have, s.candidates)
+                found = lexical.search(query, have, s.retrieval.candidates) or lexical.search(
+                    t, have, s.retrieval.candidates
+                )
                 best = found[0][0].paper_id if found else sorted(have)[0]
                 for c in lexical.by_paper.get(best, []):
                     chunks[best].setdefault(c.chunk_id, c)

@@ -18,11 +18,11 @@ def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> 
     about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
     res = find(engine.retriever, reading.topic, reading.filters)
     if res.papers:
-        yield from _listed(res, reading, outcome, done, engine.settings.list_max)
+        yield from _listed(res, reading, outcome, done, engine.settings.grounding.list_max)
         return
     outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
     yield from outcome.caveats
-    shown = evset.papers()[: engine.settings.list_closest]
+    shown = evset.papers()[: engine.settings.grounding.list_closest]
     sentences = quote_sentences([evset.top(n) for n in shown if evset.top(n)], evset, titled=True)
     header = prompts.NO_LIST_HEADER
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)

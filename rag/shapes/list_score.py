@@ -5,7 +5,7 @@ the fused retrieval; the topic and its parts ("X for Y" -> "X", "Y") are embedde
 
 - `blend`: the topic's cosine blended with the share of its content words the paper uses (the
   "paper" scoring, and the pick of the pseudo-relevant top papers below);
-- `features`: the signals the "model" scoring weighs (settings.lister_model, fitted by
+- `features`: the signals the "model" scoring weighs (settings.lists.lister_model, fitted by
   `rag eval-lists --fit` on the calibration topics): besides cosine and words, how often the paper
   uses the topic's words (BM25's saturation), how central they are (share of its sentences with a
   rare one), whether its stated contribution (title and "we propose …" sentences) uses them, whether
@@ -156,7 +156,7 @@ def features(
 
 
 def model_of(mean, sd, weights) -> dict[str, tuple[float, float, float]]:
-    """Feature -> (mean, sd, weight), as settings.lister_model holds it (arrays in FEATURES order)."""
+    """Feature -> (mean, sd, weight), as settings.lists.lister_model holds it (arrays in FEATURES order)."""
     return {k: (float(a), float(d), float(w)) for k, a, d, w in zip(FEATURES, mean, sd, weights)}
 
 

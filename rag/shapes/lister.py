@@ -225,9 +225,9 @@ def author_list(retriever, filters: Filters, limit: int | None = None) -> PaperL
 def candidates(retriever, topic: str, filters: Filters, depth: int | None = None) -> list[Hit]:
     """Every retrieved paper, fused order: `depth` (default `lister_candidates`) chunks deep on each side,
     filtered."""
-    n = depth or retriever.settings.lister_candidates
+    n = depth or retriever.settings.lists.lister_candidates
     cands = retriever.retrieve(
-        topic, top_k=2 * n, mode=retriever.settings.mode, filters=filters, candidates=n
+        topic, top_k=2 * n, mode=retriever.settings.retrieval.mode, filters=filters, candidates=n
     )
     return [Hit(h.paper, h.score, []) for h in cands]
 
@@ -245,8 +245,8 @@ def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
         retriever.encode_query,
         lambda pid: mat[row[pid]] if pid in row else None,
         lexical.idf,
-        s.lister_cos_weight,
-        s.lister_title_weight,
+        s.lists.lister_cos_weight,
+        s.lists.lister_title_weight,
     )
 
 
@@ -279,7 +279,7 @@ def list_papers(
         return PaperList(topic, f, reason=why, seconds=time.perf_counter() - t0)
     # scored on the unfiltered pool, then filtered: a filter only removes papers, it never moves the bar
     # (a filtered pool made every signal relative to the best *matching* paper: off-topic orals listed)
-    depth, seen, every = s.lister_candidates, -1, len(retriever.bm25().papers)
+    depth, seen, every = s.lists.lister_candidates, -1, len(retriever.bm25().papers)
     while True:
         hits = candidates(retriever, topic, Filters(), depth)
         best, at = _scores(retriever, topic, hits, judge)
@@ -289,12 +289,12 @@ def list_papers(
         # (a broad topic with a narrow filter pays the broad topic's time: "large language models" by one
         # author, 4.6 s)
         tail = on[len(on) * 3 // 4 :]
-        deeper = bool(tail) and sum(tail) / len(tail) >= s.lister_deepen_share
+        deeper = bool(tail) and sum(tail) / len(tail) >= s.lists.lister_deepen_share
         if len(hits) in (seen, every):  # the pool holds every paper it can: nothing lies deeper
             deeper = False
-        if not deeper or depth >= s.lister_max_candidates:
+        if not deeper or depth >= s.lists.lister_max_candidates:
             break
-        seen, depth = len(hits), min(2 * depth, s.lister_max_candidates)
+        seen, depth = len(hits), min(2 * depth, s.lists.lister_max_candidates)
     at = at if bar is None else bar
     listed = [
         Listed(h.paper, best[i][1], best[i][0])
@@ -322,8 +322,8 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
 
     s = retriever.settings
     best: dict[int, tuple[float, str]] = {}
-    if s.lister_scoring == "sentence":
-        judge = judge or Judge(retriever.embedder, s.lister_cos_weight)
+    if s.lists.lister_scoring == "sentence":
+        judge = judge or Judge(retriever.embedder, s.lists.lister_cos_weight)
         evidence = judge.evidence(hits)
         for e, score in zip(evidence, judge.scores(topic, evidence)):
             if e.paper_n not in best or score > best[e.paper_n][0]:
@@ -331,8 +331,8 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
     elif hits:
         feats = candidate_features(retriever, topic, hits)
         scores = (
-            probability(feats, s.lister_model, s.lister_model_intercept)
-            if s.lister_scoring == "model"
+            probability(feats, s.lists.lister_model, s.lists.lister_model_intercept)
+            if s.lists.lister_scoring == "model"
             else feats["blend"]
         )
         words, idf = content_words(topic), retriever.bm25().idf
@@ -341,8 +341,8 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
                 best[n] = (float(score), q)
     # an absolute bar, and (blended scores) one relative to the topic's best paper
     top = max((b[0] for b in best.values()), default=0.0)
-    relative = 0.0 if s.lister_scoring == "model" else s.lister_relative
-    return best, max(s.lister_min_score, relative * top)
+    relative = 0.0 if s.lists.lister_scoring == "model" else s.lists.lister_relative
+    return best, max(s.lists.lister_min_score, relative * top)
 
 
 _LIST = re.compile(r"\band\b|\bor\b|/|,", re.I)  # "weather forecasting and climate modeling": any of them
@@ -382,7 +382,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     from rag.grounding.gaps import absent_words, bare, missing_aspects, to_cover, unknown_words, words_of
 
     s = retriever.settings
-    top = [x.paper for x in listed[: s.lister_cover_check]]
+    top = [x.paper for x in listed[: s.lists.lister_cover_check]]
     if not top:
         return []
     known = retriever.bm25().known
@@ -408,7 +408,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
     vecs = encode([x for ps in parts for x in ps])
     ends = np.cumsum([len(ps) for ps in parts])
     papers = [(text, vecs[end - len(ps) : end]) for text, ps, end in zip(texts, parts, ends)]
-    gaps = missing_aspects(described, papers, encode, s.list_aspect_gain, known)
+    gaps = missing_aspects(described, papers, encode, s.grounding.list_aspect_gain, known)
     common = set.intersection(*(words_of(g) for g in gaps))
     order = [bare(w).lower() for w in described.split()]
     return sorted(common, key=lambda w: order.index(w) if w in order else len(order))

@@ -28,16 +28,17 @@ def select_papers(engine, topic: str, top_k: int | None, mode, filters=None) -> 
     caller's Engine (its settings, retriever and evidence), handed down like every shape's."""
     s = engine.settings
     cands = engine.retriever.retrieve(
-        topic, max(top_k or 0, s.summary_candidates), mode or s.mode, filters=filters
+        topic, max(top_k or 0, s.generation.summary_candidates), mode or s.retrieval.mode, filters=filters
     )
     evset = engine.evidence(topic, cands)
     best = evset.max_score
     keep = [
         n
         for n in evset.papers()
-        if evset.best[n] >= s.summary_min_relevance and evset.best[n] >= s.summary_cut * best
+        if evset.best[n] >= s.generation.summary_min_relevance
+        and evset.best[n] >= s.generation.summary_cut * best
     ]
-    return keep[: s.summary_max_papers], evset
+    return keep[: s.generation.summary_max_papers], evset
 
 
 def summarize_stream(
@@ -60,7 +61,7 @@ def summarize_stream(
         yield ans
         return
     quotes = [contribution(evset, n) for n in selected]
-    groups = themes(evset, selected, topic, engine.retriever.bm25().idf, s.summary_theme_size)
+    groups = themes(evset, selected, topic, engine.retriever.bm25().idf, s.generation.summary_theme_size)
     header = prompts.SUMMARY_HEADER.format(count=len(selected))
     lines, sentences = [header + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
     for words, members in groups:

@@ -73,14 +73,14 @@ def compare(engine, evset: EvidenceSet, positions: list[int], outcome: Outcome, 
         if not own:
             continue
         score = np.stack([engine.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
-        score[names.index("Method")] += s.contribution_bonus * np.array(
+        score[names.index("Method")] += s.grounding.contribution_bonus * np.array(
             [bool(CONTRIBUTION.search(e.text)) for e in own]
         )
         cells: list[str | None] = [None] * len(names)
         used: set[int] = set()
         for flat in np.argsort(-score, axis=None):  # the best (column, sentence) pairs first, each once
             c, i = divmod(int(flat), len(own))
-            if cells[c] is not None or i in used or score[c, i] < s.compare_min:
+            if cells[c] is not None or i in used or score[c, i] < s.grounding.compare_min:
                 continue
             cells[c], used = own[i].text.strip(), used | {i}
         rows.append((n, cells))

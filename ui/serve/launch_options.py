@@ -39,9 +39,10 @@ def launch_kwargs() -> dict[str, Any]:
 
 
 def parse_auth(auth: str | tuple[str, str] | None) -> tuple[str, str] | None:
-    """'USER:PASS' (or RAG_AUTH when `auth` is None) -> (user, pass); '' disables auth."""
+    """'USER:PASS' (or RAG_SERVING__AUTH, or the deprecated RAG_AUTH, when `auth` is None) -> (user, pass);
+    '' disables auth."""
     if auth is None:
-        auth = os.environ.get("RAG_AUTH") or None
+        auth = os.environ.get("RAG_SERVING__AUTH") or os.environ.get("RAG_AUTH") or None
     if not auth:
         return None
     if isinstance(auth, tuple):
@@ -88,7 +89,7 @@ def check_host(host: str, auth=None, insecure_no_auth: bool = False) -> None:
     if not insecure_no_auth:
         raise UserError(
             f"Serving on {host} makes the chat reachable from other machines: set --auth USER:PASS "
-            "(or RAG_AUTH), or pass --insecure-no-auth to serve it without a login anyway."
+            "(or RAG_SERVING__AUTH), or pass --insecure-no-auth to serve it without a login anyway."
         )
     print(
         f"WARNING: serving on {host} without a login (--insecure-no-auth): anyone who can reach this "
@@ -97,23 +98,26 @@ def check_host(host: str, auth=None, insecure_no_auth: bool = False) -> None:
     )
 
 
-def guard_kwargs(settings) -> dict[str, Any]:
-    """launch() arguments that bound what a client can send: upload and body caps, login limit."""
+def guard_kwargs(serving) -> dict[str, Any]:
+    """launch() arguments that bound what a client can send: upload and body caps, login limit (the
+    settings' serving group)."""
     from starlette.middleware import Middleware
 
     from ui.serve.guard import ApiInputs, BodyCap, LoginLimiter, RouteGuard
 
     return dict(
-        max_file_size=settings.upload_max_bytes,
+        max_file_size=serving.upload_max_bytes,
         app_kwargs={
             # FastAPI's own schema pages list every route and skip the login: off (Gradio's are behind it)
             "openapi_url": None,
             "docs_url": None,
             "redoc_url": None,
             "middleware": [
-                Middleware(BodyCap, max_bytes=settings.request_max_bytes),
+                Middleware(BodyCap, max_bytes=serving.request_max_bytes),
                 Middleware(
-                    LoginLimiter, max_failures=settings.login_max_failures, window_s=settings.login_window_s
+                    LoginLimiter,
+                    max_failures=serving.login_max_failures,
+                    window_s=serving.login_window_s,
                 ),
                 Middleware(RouteGuard),
                 Middleware(ApiInputs),
