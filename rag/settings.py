@@ -486,6 +486,17 @@ def _env_value(name: str, raw: str):
     return raw
 
 
+def _warn_flat(flat: list[str], example: str, stacklevel: int) -> None:
+    """One DeprecationWarning naming each flat setting's group, with an example of the nested form."""
+    warnings.warn(
+        "flat setting names are deprecated: "
+        + ", ".join(f"{k} is now {GROUP_OF[k]}.{k}" for k in flat)
+        + f" (e.g. {example})",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,  # the caller's frame, past this helper
+    )
+
+
 def _caller_stacklevel() -> int:
     """The stacklevel of the first frame outside pydantic and this module (a warning names the caller)."""
     import pydantic as _p
@@ -531,12 +542,8 @@ class Settings(BaseSettings):
             return data
         flat = [k for k in data if k in GROUP_OF]
         if flat:
-            warnings.warn(
-                "flat setting names are deprecated: "
-                + ", ".join(f"{k} is now {GROUP_OF[k]}.{k}" for k in flat)
-                + ' (pass the group, e.g. Settings(retrieval={"top_k": 3}), or rag.settings.nest(...))',
-                DeprecationWarning,
-                stacklevel=_caller_stacklevel(),
+            _warn_flat(
+                flat, 'Settings(retrieval={"top_k": 3}), or rag.settings.nest(...)', _caller_stacklevel()
             )
             data = nest(data)
         else:
@@ -559,13 +566,7 @@ class Settings(BaseSettings):
         `replace`). Flat names in `update` are deprecated: moved into their groups, with a warning."""
         flat = [k for k in update or () if k in GROUP_OF]
         if flat:
-            warnings.warn(
-                "flat setting names are deprecated: "
-                + ", ".join(f"{k} is now {GROUP_OF[k]}.{k}" for k in flat)
-                + ' (e.g. settings.replace(retrieval={"top_k": 3}))',
-                DeprecationWarning,
-                stacklevel=2,
-            )
+            _warn_flat(flat, 'settings.replace(retrieval={"top_k": 3})', 2)
         return super().model_copy(update=self._grouped(nest(update or {}), deep), deep=deep)
 
     def replace(self, **groups: Mapping[str, Any] | BaseModel) -> Settings:

@@ -34,6 +34,7 @@ INJECTION = re.compile(
 )
 
 # a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …")
+SURROGATE = re.compile(r"[\ud800-\udfff]")  # half of a UTF-16 pair alone: no character, undecodable
 CONTRIBUTION = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propos|introduc|present)", re.I)
 
 # words every abstract uses, stopwords for matching but content words of names ("finite element method")
@@ -83,10 +84,7 @@ def stem(w: str) -> str:
     """Lowercased Snowball stem; a token with a digit is kept as written ("l0", "7b"). Cached: a list stems
     the words of some 400 abstracts, most of them many times (0.5 s of a cold `rag list` uncached)."""
     w = w.lower()
-    return w if _DIGIT.search(w) else _stemmer().stemWord(w)
-
-
-_DIGIT = re.compile(r"\d")
+    return w if any(c.isdigit() for c in w) else _stemmer().stemWord(w)
 
 
 def content_words(text: str) -> set[str]:

@@ -81,8 +81,7 @@ def words_of(phrases: list[str]) -> set[str]:
 
 _PLAIN = re.compile(r"[A-Za-z][A-Za-z'\-]*[A-Za-z]")  # a word of letters, hyphens inside
 # "what's", "they're", "network's": the word without its ending; "can't", "doesn't": a function word
-_CONTRACTION = re.compile(r"'(?:s|re|ve|ll|d|m)$", re.I)
-_NEGATED = re.compile(r"n't$", re.I)
+_CONTRACTIONS = ("'s", "'re", "'ve", "'ll", "'d", "'m")
 
 
 def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
@@ -91,8 +90,11 @@ def unknown_words(topic: str, known: Callable[[str], bool]) -> list[str]:
     mistyped function word aside."""
     out = []
     for t in topic.replace("’", "'").split():
-        w = _CONTRACTION.sub("", bare(t))
-        if not _PLAIN.fullmatch(w) or w.lower() in _skip() or _NEGATED.search(w):  # "C++": symbols dropped
+        w = bare(t)
+        w = next((w[: -len(c)] for c in _CONTRACTIONS if w.lower().endswith(c)), w)
+        if (
+            not _PLAIN.fullmatch(w) or w.lower() in _skip() or w.lower().endswith("n't")
+        ):  # "C++": symbols dropped
             continue
         if not known(w) and not known(_american(w)) and not slip(w):  # "wheter": no part of the topic
             out.append(w)

@@ -22,11 +22,11 @@ import zlib
 from pathlib import Path
 
 from rag.errors import CorpusError
+from rag.text import SURROGATE
 from rag.types import Paper
 
 METADATA_FILE = "metadata.jsonl"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")  # JSON may spell one ("\\udc00"); it is no character
 
 
 class Limits:
@@ -224,7 +224,7 @@ def check_record(path: Path, lineno: int, rec: dict) -> None:
             )
     for name, v in rec.items():
         texts = v if isinstance(v, list) else [v]
-        if any(isinstance(t, str) and _SURROGATE.search(t) for t in texts):
+        if any(isinstance(t, str) and SURROGATE.search(t) for t in texts):
             raise CorpusError(
                 f"{path}:{lineno}: field '{name}' holds an invalid character (a lone surrogate such as "
                 "\\udc00, which no UTF-8 text can hold). Fix the record; nothing was ingested."

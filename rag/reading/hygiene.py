@@ -14,6 +14,7 @@ import re
 import unicodedata
 
 from rag.errors import UserError
+from rag.text import SURROGATE
 
 # ESC [ ... final (CSI), ESC ] ... BEL or ESC \ (OSC), other ESC sequences, and their 8-bit forms.
 _ANSI = re.compile(
@@ -33,22 +34,19 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", _ANSI.sub("", text))
 
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
 def clean_question(text: str) -> str:
     """Strip ANSI CSI/OSC escape sequences and C0/C1 control characters (newline and tab kept), replace
     lone surrogates (no text can hold them) with U+FFFD, then NFC-normalize.
     `What does \\x1b[31mCelcomen do?` -> `What does Celcomen do?`."""
     if not isinstance(text, str):
         return text
-    return unicodedata.normalize("NFC", _SURROGATE.sub("\ufffd", strip_controls(text)))
+    return unicodedata.normalize("NFC", SURROGATE.sub("\ufffd", strip_controls(text)))
 
 
 def validate_question(text: str, max_chars: int) -> str:
     """The cleaned question, or a UserError for an empty, too long or undecodable one (same words as the
     engine). Bytes that are not UTF-8 reach Python as lone surrogates (argv, a terminal line)."""
-    bad = _SURROGATE.search(text) if isinstance(text, str) else None
+    bad = SURROGATE.search(text) if isinstance(text, str) else None
     if bad:
         raise UserError(
             f"The question is not valid UTF-8 text (an undecodable byte at character {bad.start() + 1}). "
