@@ -220,8 +220,7 @@ def markdown(report: dict, rows: Sequence[dict], configs: Sequence[str], pngs: S
     if cal.get("fusion_grid"):
         L += [
             "",
-            f"### Fusion grid (offline replay of RRF on dumped side rankings; replay reproduces the engine "
-            f"ranking on {fmt(cal.get('fusion_replication'), 2)} of hybrid rows)",
+            "### Fusion grid (the retriever's traced side rankings re-fused offline)",
             "",
             "| bm25_weight | rrf_k | named_boost | hit@1 | hit@5 | MRR | nDCG@10 |",
             "|---:|---:|---:|---:|---:|---:|---:|",

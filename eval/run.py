@@ -105,19 +105,19 @@ def engine_row(
             timings={k: round(float(v), 4) for k, v in ans.timings.items() if v is not None},
         )
         t0 = time.perf_counter()
-        deep = engine.retriever.retrieve(standalone, depth, mode)
+        deep, trace = engine.retriever.retrieve(standalone, depth, mode, trace=True)
         row["timings"]["deep_retrieve_s"] = round(time.perf_counter() - t0, 4)
     else:
         standalone = retrieval_query(q, engine, top_k, mode)
         t0 = time.perf_counter()
-        deep = engine.retriever.retrieve(standalone, depth, mode)
+        deep, trace = engine.retriever.retrieve(standalone, depth, mode, trace=True)
         row.update(
             generated=False, standalone=standalone, timings={"retrieve_s": round(time.perf_counter() - t0, 4)}
         )
         row["retrieved"] = [_pd(h.paper, h.score) for h in deep[:top_k]]
     row["ranked"] = [_pd(h.paper, h.score) for h in deep]
-    if calibrate:  # the retrieval sides behind the fusion grid (a gate replay skips them)
-        row["features"], row["sides"] = features(engine, standalone, deep, top_k, task)
+    if calibrate:  # the retrieval trace behind the fusion grid (a gate replay skips it)
+        row["features"], row["sides"] = features(engine, standalone, deep, top_k, task), trace.to_json()
     return row
 
 
@@ -227,7 +227,7 @@ def main(
     report["config"]["warm_up_s"] = warm_s
     if len(configs) > 1:
         report["compare"] = reports
-    report["calibration"] = calibration_section(rows, s, id_map, depth)
+    report["calibration"] = calibration_section(rows, s)
 
     from eval import report as R
 

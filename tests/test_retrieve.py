@@ -187,3 +187,32 @@ def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embed
         "gnn-rag",
         "llm-pruner",
     }
+
+
+def test_the_trace_replays_the_fusion_and_records_the_cover(tmp_path, fake_embedder, seed_engine):
+    """retrieve(trace=True): the same hits, and a trace whose re-fusion gives each hit its score (papers the
+    term cover moved in excepted, listed in `covered`); other weights re-rank from the same sides."""
+    from rag.retrieval.retrieve import Trace
+
+    q = "How does Celcomen disentangle intra- and inter-cellular gene regulation?"
+    r = seed_engine.retriever
+    plain = r.retrieve(q, 8, "hybrid")
+    hits, trace = r.retrieve(q, 8, "hybrid", trace=True)
+    assert [h.paper.paper_id for h in hits] == [h.paper.paper_id for h in plain]
+    assert {n for n, _, _ in trace.sides} >= {"dense", "bm25"}
+    replay = Trace.from_json(trace.to_json()).scores()
+    assert all(
+        abs(replay[h.paper.paper_id] - h.score) < 1e-9 for h in hits if h.paper.paper_id not in trace.covered
+    )
+    dense_only = trace.scores({"bm25": 0.0, "paper": 0.0, "prf_bm25": 0.0, "prf_paper": 0.0}, named_boost=0.0)
+    dense = dict(next(x for x in trace.sides if x[0] == "dense")[2])
+    assert sorted(dense_only, key=lambda p: -dense_only[p])[:3] == sorted(dense, key=dense.get)[:3]
+    # a paper the cover moved in is recorded (one chunk per side: AlphaBench's paper comes from outside)
+    cov = _cover_retriever(tmp_path, fake_embedder)
+    q = "AlphaBench and Zeta Recycle both concern code agents writing code. What does each contribute?"
+    hits, trace = cov.retrieve(q, 4, "hybrid", candidates=1, trace=True)
+    assert (
+        trace.covered
+        and trace.covered[0] in ("A0", "A1")
+        and trace.covered[0] in [h.paper.paper_id for h in hits]
+    )

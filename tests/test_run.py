@@ -55,8 +55,14 @@ def test_pipeline_with_fake_llm_writes_every_artifact(tmp_path, seed_data_dir):
     assert saved["latency"]["p50_s"] is not None and saved["config"]["corpus"]["papers"] == 38
     assert saved["by_type"]["unanswerable"]["unanswerable"]["n"] == 1
     assert not saved["errors"], saved["errors"]
-    assert saved["calibration"]["fusion_replication"] == 1.0  # the replay still matches the engine's fusion
+    assert saved["calibration"]["fusion_grid"]
     rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    from rag.retrieval.retrieve import Trace
+
+    for r in rows:  # the dumped trace re-fuses to the engine's own scores (papers the cover moved aside)
+        replay = Trace.from_json(r["sides"]).scores()
+        shown = [p for p in r["ranked"] if p["paper_id"] not in r["sides"]["covered"]]
+        assert all(abs(replay[p["paper_id"]] - p["score"]) < 1e-5 for p in shown), r["id"]
     assert len(rows) == 8 and {r["config"] for r in rows} == {"hybrid", "bm25"}
     fu = next(r for r in rows if r["id"] == "q078" and r["config"] == "hybrid")
     assert "Celcomen" in fu["standalone"] and fu["leaned_on"]  # the history was read with the question

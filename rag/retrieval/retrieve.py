@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from rag.index.index import Index
 from rag.retrieval.bm25 import BM25Side
@@ -106,10 +107,12 @@ class Retriever:
         mode: Mode | None = None,
         filters: Filters | None = None,
         candidates: int | None = None,
-    ) -> list[Hit]:
+        trace: bool = False,
+    ) -> list[Hit] | tuple[list[Hit], Trace]:
         """Top papers, fused. `filters` (default: `self.filters`, which a caller may set once) keeps only
         matching papers on both sides, so when k matching papers exist k come back; a filter value that
-        matches no indexed paper raises UserError. `candidates`: chunks per side (default: settings)."""
+        matches no indexed paper raises UserError. `candidates`: chunks per side (default: settings).
+        `trace=True` returns (hits, Trace): every side's ranks and weight, the boosts, the covered papers."""
         s = self.settings
         top_k = top_k or s.retrieval.top_k
         mode = mode or s.retrieval.mode
@@ -118,7 +121,7 @@ class Retriever:
         need = 0 if candidates else top_k  # a caller-set pool depth is kept as is (see _deepen)
         named = named_terms(query) if mode != "dense" else set()
         terms = boosted(named)
-        sides: list[tuple[float, dict]] = []
+        sides: list[tuple[str, float, dict]] = []
         lexical = self.bm25()  # also the store snapshot: chunk texts and paper records in memory
         allowed = f.validate(lexical.papers) if f else None
         if allowed is not None and len(allowed) == len(lexical.papers):
@@ -134,7 +137,7 @@ class Retriever:
             moved = {c.paper_id for c, _ in found if c.chunk_id not in lexical.by_id}
             if moved:
                 self._checked = 0.0  # the store changed since the snapshot: re-check on the next query
-            sides.append((s.retrieval.dense_weight, group_by_paper(found)))
+            sides.append(("dense", s.retrieval.dense_weight, group_by_paper(found)))
             for c, sim in found:
                 cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
@@ -143,10 +146,11 @@ class Retriever:
                 found = lexical.search(query)
             else:
                 found = _deepen(lambda m: lexical.search(query, allowed, m), n, need, allowed)
-            sides.append((weight, group_by_paper(found)))
+            sides.append(("bm25", weight, group_by_paper(found)))
         if mode in ("dense", "hybrid") and s.retrieval.paper_weight > 0:
             sides.append(
                 (
+                    "paper",
                     s.retrieval.paper_weight,
                     self._paper_side(lexical, vec, allowed, max(s.retrieval.paper_candidates, need)),
                 )
@@ -162,7 +166,7 @@ class Retriever:
                 if words:
                     toks = lexical.tokens([query])[0] + words
                     found = _deepen(lambda m: lexical.search(toks, allowed, m), n, need, allowed)
-                    sides.append((s.retrieval.prf_weight, group_by_paper(found)))
+                    sides.append(("prf_bm25", s.retrieval.prf_weight, group_by_paper(found)))
             if s.retrieval.prf_dense_weight > 0:
                 import numpy as np
 
@@ -172,16 +176,20 @@ class Retriever:
                     v2 = np.asarray(vec, dtype=np.float32) + s.retrieval.prf_beta * np.mean(fb, axis=0)
                     v2 /= np.linalg.norm(v2) or 1.0
                     side = self._paper_side(lexical, v2, allowed, max(s.retrieval.paper_candidates, need))
-                    sides.append((s.retrieval.prf_dense_weight, side))
+                    sides.append(("prf_paper", s.retrieval.prf_dense_weight, side))
             scores, chunks = _fuse(sides, s.retrieval.rrf_k)
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
+        shares: dict[str, float] = {}
         if terms and s.retrieval.named_boost:
             for pid in scores:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
-                scores[pid] += s.retrieval.named_boost * share / (s.retrieval.rrf_k + 1)
+                if share:
+                    shares[pid] = share
+                    scores[pid] += s.retrieval.named_boost * share / (s.retrieval.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
+        fused = ranked
         if terms and s.retrieval.cover_depth:
             ranked = self._cover_terms(
                 query, terms, ranked, scores, chunks, allowed, min(top_k, s.generation.context_papers)
@@ -202,7 +210,16 @@ class Retriever:
                 hits.append(Hit(papers[pid], scores[pid], cs, cosine.get(pid)))
             if len(hits) == top_k:
                 break
-        return hits
+        if not trace:
+            return hits
+        window = ranked[: s.generation.context_papers]
+        return hits, Trace(
+            s.retrieval.rrf_k,
+            [(name, w, {pid: r for pid, (r, _) in g.items()}) for name, w, g in sides],
+            s.retrieval.named_boost,
+            shares,
+            [p for p in window if p not in fused[: len(window)]],
+        )
 
     def _cover_terms(self, query, terms, ranked, scores, chunks, allowed, window: int) -> list[str]:
         """`ranked` with each named term that no paper of its first `window` mentions covered by the
@@ -269,16 +286,71 @@ def boosted(named: set[str]) -> set[str]:
     return {t for t in named if "-" in t or not field_word(t)}
 
 
-def _fuse(sides: list[tuple[float, dict]], rrf_k: int):
-    """Weighted RRF over paper ranks; each paper keeps its best chunks from every side."""
+def fuse_ranks(sides, rrf_k: int) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: `sides` are (name, weight, {paper_id: rank from 1}); a paper's score
+    is the sum of weight / (rrf_k + rank) over the sides that found it. The retriever and eval's replay
+    (eval/calibrate.py) both fuse with this."""
     scores: dict[str, float] = defaultdict(float)
-    chunks: dict[str, dict[str, Chunk]] = defaultdict(dict)
-    for weight, groups in sides:
-        for pid, (rank, cs) in groups.items():
+    for _, weight, ranks in sides:
+        for pid, rank in ranks.items():
             scores[pid] += weight / (rrf_k + rank)
+    return scores
+
+
+def _fuse(sides: list[tuple[str, float, dict]], rrf_k: int):
+    """Fused scores, and each paper's chunks from every side."""
+    chunks: dict[str, dict[str, Chunk]] = defaultdict(dict)
+    for _, _, groups in sides:
+        for pid, (_, cs) in groups.items():
             for c, _ in cs:
                 chunks[pid].setdefault(c.chunk_id, c)
-    return scores, chunks
+    ranks = [(name, w, {pid: r for pid, (r, _) in g.items()}) for name, w, g in sides]
+    return fuse_ranks(ranks, rrf_k), chunks
+
+
+@dataclass
+class Trace:
+    """How one retrieve() ranked: each side's paper ranks and weight, the named-term share each paper
+    mentions (the boost is named_boost * share / (rrf_k + 1)), and the papers the term cover put into the
+    first `context_papers` slots. `scores()` replays the fusion, with other weights for a sweep."""
+
+    rrf_k: int
+    sides: list[tuple[str, float, dict[str, int]]] = field(default_factory=list)
+    named_boost: float = 0.0
+    shares: dict[str, float] = field(default_factory=dict)
+    covered: list[str] = field(default_factory=list)
+
+    def scores(
+        self,
+        weights: dict[str, float] | None = None,
+        rrf_k: int | None = None,
+        named_boost: float | None = None,
+    ) -> dict[str, float]:
+        """Fused scores as retrieve() computed them; `weights` (side name -> weight), `rrf_k` and
+        `named_boost` replace the traced ones. Feedback sides keep their ranks (their pool came from the
+        first pass at the traced weights)."""
+        k = self.rrf_k if rrf_k is None else rrf_k
+        boost = self.named_boost if named_boost is None else named_boost
+        w = weights or {}
+        scores = fuse_ranks([(n, w.get(n, x), r) for n, x, r in self.sides], k)
+        for pid, share in self.shares.items():
+            if pid in scores:
+                scores[pid] += boost * share / (k + 1)
+        return scores
+
+    def to_json(self) -> dict:
+        return {
+            "rrf_k": self.rrf_k,
+            "sides": [{"name": n, "weight": w, "ranking": sorted(r, key=r.get)} for n, w, r in self.sides],
+            "named_boost": self.named_boost,
+            "shares": {p: round(x, 4) for p, x in self.shares.items()},
+            "covered": self.covered,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Trace:
+        sides = [(x["name"], x["weight"], {p: r for r, p in enumerate(x["ranking"], 1)}) for x in d["sides"]]
+        return cls(d["rrf_k"], sides, d.get("named_boost", 0.0), d.get("shares", {}), d.get("covered", []))
 
 
 def _deepen(fetch, n: int, top_k: int, allowed: set[str] | None) -> list[tuple[Chunk, float]]:
