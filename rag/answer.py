@@ -7,16 +7,14 @@ one `Retrieved` (the sources), then `Caveat`s and text deltas, then exactly one 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 
 from rag import prompts
 from rag.errors import UserError
 from rag.grounding.cite import Judge, bind, clean_claim
 from rag.grounding.evidence import EvidenceSet, blocks, quote_sentences, select
-from rag.grounding.gaps import unknown_words
-from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
-from rag.grounding.reply import Reply
+from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, decide
+from rag.grounding.turn import Clock, Turn
 from rag.index.index import Index
 from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
@@ -26,7 +24,7 @@ from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
-from rag.text import content_words, retyped
+from rag.text import content_words
 from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
@@ -36,17 +34,26 @@ _INTRODUCES = re.compile(
 
 
 class Engine:
-    def __init__(self, settings: Settings, embedder=None, llm: LLM | None = None, index: Index | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        embedder=None,
+        llm: LLM | None = None,
+        index: Index | None = None,
+        *,
+        retriever: Retriever | None = None,
+        reader: Reader | None = None,
+    ):
         self.settings = settings
         self.embedder = embedder or get_embedder(settings)
-        self.index = index or Index(settings)
-        self.retriever = Retriever(self.index, self.embedder, settings)
+        self.index = index or Index(settings.storage)
+        self.retriever = retriever or Retriever(self.index, self.embedder, settings)
         self.judge = Judge(
             self.embedder, settings.grounding.judge_cos_weight, settings.grounding.judge_mismatch_penalty
         )
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
-        self.reader = Reader(settings.conversation, lambda: self.retriever.bm25().idf)
+        self.reader = reader or Reader(settings.conversation, lambda: self.retriever.bm25().idf)
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -79,11 +86,13 @@ class Engine:
         if name == self.llm_profile:
             return self
         if name not in self._siblings:
-            other = Engine.__new__(Engine)
-            other.__dict__.update(self.__dict__)
-            other.settings = self.settings.replace(generation={"llm": name})
-            other._llm, other._siblings = None, {}
-            self._siblings[name] = other
+            self._siblings[name] = Engine(
+                self.settings.replace(generation={"llm": name}),
+                self.embedder,
+                index=self.index,
+                retriever=self.retriever,
+                reader=self.reader,
+            )
         return self._siblings[name]
 
     def warm_up(self) -> None:
@@ -112,17 +121,6 @@ class Engine:
             )
 
     # ------------------------------------------------------------ steps
-    def typo_hint(self, question: str) -> tuple[list[Caveat], str | None]:
-        """A caveat for each word of the question no abstract uses that is one typo from one they do
-        ("speculatve"), and the question with them mended (never asked unasked: it may be another name)."""
-        lexical = self.retriever.bm25()
-        typos = lexical.typos(unknown_words(question, lexical.known), question)
-        if not typos:
-            return [], None
-        mended = retyped(question, typos)
-        caveats = [Caveat("typo", prompts.typo_line(w, right)) for w, right in typos.items()]
-        return caveats, mended if mended != question else None
-
     def evidence(self, question: str, hits: list[Hit]) -> EvidenceSet:
         s = self.settings
         return select(question, hits, self.judge, s.grounding.evidence_per_paper, s.grounding.evidence_share)
@@ -156,17 +154,18 @@ class Engine:
         s = self.settings
         question = check_question(question, s.grounding.max_question_chars)
         self._require_index()
-        t0 = time.perf_counter()
+        clock = Clock()
         k, mode = top_k or s.retrieval.top_k, mode or s.retrieval.mode
         if filters is None and self.retriever.filters:
             filters = self.retriever.filters
         reading = self.read(question, history, k, mode, filters)
         if task == "summarize":
             reading.shape = "summary"
+        turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
         if reading.shape == "summary":
             from rag.shapes.summarize import summarize_stream
 
-            yield from summarize_stream(self, reading, top_k=top_k, mode=mode, question=question)
+            yield from summarize_stream(turn, top_k=top_k, mode=mode)
             return
         depth = max(k, s.grounding.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None
@@ -186,37 +185,37 @@ class Engine:
             first = list({h.paper.paper_id: h for found in named for h in found[:1]}.values())
             hits = first + [h for h in hits if h.paper.paper_id not in {x.paper.paper_id for x in first}]
             reading.compared = len(first)
-        timings = {"retrieve_s": time.perf_counter() - t0}
+        turn.hits = hits
+        clock.lap("retrieve_s")
         yield Retrieved(question, reading.query, reading.shape, hits)
-        done = Reply(self, question, reading, hits, timings, t0)
         if is_instruction_only(question):
-            yield done.refusal(INSTRUCTION, [])
+            yield turn.refusal(INSTRUCTION, [])
             return
-        evset = self.evidence(reading.query, hits)
+        evset = turn.select(reading.query, hits)
         lexical = self.retriever.bm25()
-        outcome = decide(reading, evset, self.judge, lexical.idf, lexical.known, s)
-        timings["evidence_s"] = time.perf_counter() - t0 - timings["retrieve_s"]
+        outcome = turn.outcome = decide(reading, evset, self.judge, lexical.idf, lexical.known, s)
+        clock.lap("evidence_s")
         if reading.over:
-            yield from tables.per_paper(self, reading, evset, outcome, done)
+            yield from tables.per_paper(turn)
             return
         by_author = reading.shape == "list" and reading.filters.author and not content_words(reading.topic)
         if outcome.refused and not reading.entry and not by_author:  # an author's papers need no topic
-            yield done.refusal(outcome.refused, outcome.caveats, outcome.signals)
+            yield turn.refusal(outcome.refused, outcome.caveats, outcome.signals)
             return
         if reading.shape == "list":
-            yield from list_answer(self, reading, evset, outcome, done)
+            yield from list_answer(turn)
             return
         chosen = list(range(1, reading.compared + 1)) if reading.compared > 1 else sorted(outcome.focus)
         if reading.shape == "compare" and len(chosen) > 1:
             yield from outcome.caveats
-            yield from tables.compare(self, evset, chosen, outcome, done)
+            yield from tables.compare(turn, chosen)
             return
-        yield from self._explain(reading, evset, outcome, done)
+        yield from self._explain(turn)
 
-    def _explain(self, reading: Reading, evset: EvidenceSet, outcome: Outcome, done: Reply) -> Iterator:
+    def _explain(self, turn: Turn) -> Iterator:
         """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state
         gets its caveat. Then (answer_style) a generated lead, shown only when it is clean and contained."""
-        s = self.settings
+        reading, evset, outcome = turn.reading, turn.evidence, turn.outcome
         quotes = list({(e.paper_n, e.start): e for pa in outcome.parts for e in pa.quotes}.values())
         if not quotes:  # every part has a caveat: what the abstracts this is about do state
             top = [evset.top(n) for n in sorted(outcome.focus)]
@@ -227,32 +226,29 @@ class Engine:
         )
         body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
         yield body
-        if s.grounding.answer_style == "lead" and quotes:
-            lead = self._lead(reading, evset, quotes)
+        if self.settings.grounding.answer_style == "lead" and quotes:
+            lead = _lead(turn, quotes)
             if lead is not None:
                 yield "\n" + lead.text + "".join(f" [{n}]" for n in lead.citations)
                 sentences = [lead, *sentences]
-        yield done.answer(sentences, evset.hits, outcome)
-
-    def _lead(self, reading: Reading, evset: EvidenceSet, quotes) -> Sentence | None:
-        """One generated sentence answering the question from the quoted sentences; None unless it is well
-        formed and every number, name and content word of it is in the sentences it cites."""
-        s = self.settings
-        t = time.perf_counter()
-        ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
-        raw = self.llm.generate(
-            answer_messages(ev, reading.prompt_question), max_new_tokens=s.generation.max_new_tokens
-        )
-        _, sents, _ = bind(raw, quotes, self.judge, s.grounding.support_threshold)
-        self._generated_s = time.perf_counter() - t
-        for x in sents:
-            cited = [e.text for e in quotes if e.paper_n in x.citations]
-            if x.supported and clean_claim(x.text, cited):
-                return x
-        return None
+        yield turn.answer(sentences)
 
     def ask(self, question: str, history: list[dict] | None = None, **kw) -> Answer:
         return self.stream(question, history, **kw).answer()
+
+
+def _lead(turn: Turn, quotes) -> Sentence | None:
+    """One generated sentence answering the question from the quoted sentences; None unless it is well
+    formed and every number, name and content word of it is in the sentences it cites."""
+    evset = turn.evidence
+    ev = EvidenceSet(evset.question, evset.hits, sorted(quotes, key=lambda e: (e.paper_n, e.start)))
+    raw = turn.generate(answer_messages(ev, turn.reading.prompt_question))
+    _, sents, _ = bind(raw, quotes, turn.judge, turn.settings.grounding.support_threshold)
+    for x in sents:
+        cited = [e.text for e in quotes if e.paper_n in x.citations]
+        if x.supported and clean_claim(x.text, cited):
+            return x
+    return None
 
 
 def answer_messages(evset: EvidenceSet, question: str) -> list[dict]:

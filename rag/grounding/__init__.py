@@ -1,1 +1,1 @@
-"""Grounding: evidence sentences, citations, the one outcome decision and the final Reply."""
+"""Grounding: evidence sentences, citations, the one outcome decision and the Turn that every answer shape reads."""

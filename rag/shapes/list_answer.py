@@ -7,29 +7,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rag import prompts
-from rag.grounding.evidence import EvidenceSet, quote_sentences
-from rag.grounding.outcome import Outcome
+from rag.grounding.evidence import quote_sentences
+from rag.grounding.turn import Turn
 from rag.shapes.lister import find
 from rag.types import Caveat, Hit, Sentence
 
 
-def list_answer(engine, reading, evset: EvidenceSet, outcome: Outcome, done) -> Iterator:
+def list_answer(turn: Turn) -> Iterator:
     """The lister's list (rag.shapes.lister.find: the same list and count as Find and `rag list`); when no paper is
     about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
-    res = find(engine.retriever, reading.topic, reading.filters)
+    reading, evset, outcome, g = turn.reading, turn.evidence, turn.outcome, turn.settings.grounding
+    res = find(turn.retriever, reading.topic, reading.filters)
     if res.papers:
-        yield from _listed(res, reading, outcome, done, engine.settings.grounding.list_max)
+        yield from _listed(res, turn, g.list_max)
         return
     outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
     yield from outcome.caveats
-    shown = evset.papers()[: engine.settings.grounding.list_closest]
+    shown = evset.papers()[: g.list_closest]
     sentences = quote_sentences([evset.top(n) for n in shown if evset.top(n)], evset, titled=True)
     header = prompts.NO_LIST_HEADER
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield done.answer(sentences, evset.hits, outcome, text=_text(header, sentences))
+    yield turn.answer(sentences, text=_text(header, sentences))
 
 
-def _listed(res, reading, outcome: Outcome, done, limit: int) -> Iterator:
+def _listed(res, turn: Turn, limit: int) -> Iterator:
     """The lister's list: how many match, and the first `limit` quoted."""
     first = res.papers[:limit]
     author = res.author.name if res.author is not None else None
@@ -42,9 +43,9 @@ def _listed(res, reading, outcome: Outcome, done, limit: int) -> Iterator:
         sentences.append(
             Sentence(f"{x.paper.label}: {x.quote.strip()}", [n], True, round(x.score, 4), True, span)
         )
-    yield from outcome.caveats
+    yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield done.answer(sentences, hits, outcome, text=_text(header, sentences), listed=len(res.papers))
+    yield turn.answer(sentences, hits, text=_text(header, sentences), listed=len(res.papers))
 
 
 def _text(header: str, sentences: list[Sentence]) -> str:

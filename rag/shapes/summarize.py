@@ -7,30 +7,29 @@ replaced later and nothing is a pronoun-led fragment.
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quote_sentences
+from rag.grounding.outcome import NOTHING_RELEVANT
+from rag.grounding.turn import Turn
 from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
 from rag.types import Answer, Retrieved
 
-if TYPE_CHECKING:
-    from rag.reading.reader import Reading
 
-
-def select_papers(engine, topic: str, top_k: int | None, mode, filters=None) -> tuple[list[int], EvidenceSet]:
-    """(positions of the selected papers, best first; the evidence over all candidates). `engine` is the
-    caller's Engine (its settings, retriever and evidence), handed down like every shape's."""
-    s = engine.settings
-    cands = engine.retriever.retrieve(
-        topic, max(top_k or 0, s.generation.summary_candidates), mode or s.retrieval.mode, filters=filters
+def select_papers(turn: Turn, topic: str, top_k: int | None, mode) -> list[int]:
+    """The positions of the selected papers, best first; the turn's evidence covers every candidate."""
+    s = turn.settings
+    cands = turn.retriever.retrieve(
+        topic,
+        max(top_k or 0, s.generation.summary_candidates),
+        mode or s.retrieval.mode,
+        filters=turn.reading.filters,
     )
-    evset = engine.evidence(topic, cands)
+    evset = turn.select(topic, cands)
     best = evset.max_score
     keep = [
         n
@@ -38,30 +37,25 @@ def select_papers(engine, topic: str, top_k: int | None, mode, filters=None) -> 
         if evset.best[n] >= s.generation.summary_min_relevance
         and evset.best[n] >= s.generation.summary_cut * best
     ]
-    return keep[: s.generation.summary_max_papers], evset
+    return keep[: s.generation.summary_max_papers]
 
 
 def summarize_stream(
-    engine, reading: Reading, *, top_k: int | None = None, mode=None, question: str | None = None
+    turn: Turn, *, top_k: int | None = None, mode=None
 ) -> Iterator[str | Retrieved | Answer]:
-    from rag.grounding.outcome import NOTHING_RELEVANT
-    from rag.grounding.reply import Reply
-
-    s = engine.settings
-    t0 = time.perf_counter()
-    topic = reading.topic or reading.asked
-    selected, evset = select_papers(engine, topic, top_k, mode, reading.filters)
-    yield Retrieved(question or reading.asked, topic, "summary", evset.hits)
-    done = Reply(
-        engine, question or reading.asked, reading, evset.hits, {"retrieve_s": time.perf_counter() - t0}, t0
-    )
+    g = turn.settings.generation
+    topic = turn.reading.topic or turn.reading.asked
+    selected = select_papers(turn, topic, top_k, mode)
+    evset = turn.evidence
+    turn.clock.lap("retrieve_s")
+    yield Retrieved(turn.question, topic, "summary", evset.hits)
     if not selected:
-        ans = done.refusal(NOTHING_RELEVANT, [])
+        ans = turn.refusal(NOTHING_RELEVANT, [])
         ans.answer = prompts.SUMMARY_EMPTY
         yield ans
         return
     quotes = [contribution(evset, n) for n in selected]
-    groups = themes(evset, selected, topic, engine.retriever.bm25().idf, s.generation.summary_theme_size)
+    groups = themes(evset, selected, topic, turn.retriever.bm25().idf, g.summary_theme_size)
     header = prompts.SUMMARY_HEADER.format(count=len(selected))
     lines, sentences = [header + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
     for words, members in groups:
@@ -72,7 +66,7 @@ def summarize_stream(
         lines += [f"{x.text} [{x.citations[0]}]" for x in own]
     text = "\n".join(lines)
     yield text
-    yield done.answer(sentences, evset.hits, None, text=text)
+    yield turn.answer(sentences, text=text)
 
 
 def contribution(evset: EvidenceSet, n: int):

@@ -10,8 +10,9 @@ import numpy as np
 
 from rag.grounding.cite import Evidence
 from rag.grounding.evidence import EvidenceSet
-from rag.grounding.outcome import Outcome, answer_part
-from rag.reading.reader import Part, Reading
+from rag.grounding.outcome import answer_part
+from rag.grounding.turn import Turn
+from rag.reading.reader import Part
 from rag.text import CONTRIBUTION
 from rag.types import Sentence, Table
 
@@ -40,16 +41,16 @@ def _render(table: Table, evset: EvidenceSet) -> str:
     return "\n".join(lines)
 
 
-def per_paper(engine, reading: Reading, evset: EvidenceSet, outcome: Outcome, reply) -> Iterator:
+def per_paper(turn: Turn) -> Iterator:
     """The question answered for each paper of the list it follows: one row each, the paper's best sentence
     for it, or "not stated in the abstract" where the part's caveat model says the paper doesn't state it
     (rag.outcome.answer_part, the same decision as for any question's part)."""
-    s = engine.settings
+    reading, evset = turn.reading, turn.evidence
     part = reading.parts[0] if reading.parts else Part(reading.asked)
-    lexical = engine.retriever.bm25()
+    lexical = turn.retriever.bm25()
     rows, sentences = [], []
     for n in range(1, len(evset.hits) + 1):
-        pa = answer_part(part, reading, evset, [n], engine.judge, lexical.idf, s, lexical.known)
+        pa = answer_part(part, reading, evset, [n], turn.judge, lexical.idf, turn.settings, lexical.known)
         if pa.caveat is not None or not pa.quotes:
             rows.append((n, [None]))
             continue
@@ -59,28 +60,28 @@ def per_paper(engine, reading: Reading, evset: EvidenceSet, outcome: Outcome, re
     table = Table([reading.asked], rows)
     text = _render(table, evset)
     yield text
-    yield reply.answer(sentences, evset.hits, outcome, text=text, table=table)
+    yield turn.answer(sentences, text=text, table=table)
 
 
-def compare(engine, evset: EvidenceSet, positions: list[int], outcome: Outcome, reply) -> Iterator:
+def compare(turn: Turn, positions: list[int]) -> Iterator:
     """Two or more papers as a table: rows are the papers, columns what each is about (COLUMNS), each cell
     the paper's sentence that best says it (each sentence used once), or "not stated"."""
-    s = engine.settings
+    g, evset = turn.settings.grounding, turn.evidence
     names = list(COLUMNS)
     rows, sentences = [], []
     for n in positions:
         own = [e for e in evset.every if e.paper_n == n]
         if not own:
             continue
-        score = np.stack([engine.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
-        score[names.index("Method")] += s.grounding.contribution_bonus * np.array(
+        score = np.stack([turn.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
+        score[names.index("Method")] += g.contribution_bonus * np.array(
             [bool(CONTRIBUTION.search(e.text)) for e in own]
         )
         cells: list[str | None] = [None] * len(names)
         used: set[int] = set()
         for flat in np.argsort(-score, axis=None):  # the best (column, sentence) pairs first, each once
             c, i = divmod(int(flat), len(own))
-            if cells[c] is not None or i in used or score[c, i] < s.grounding.compare_min:
+            if cells[c] is not None or i in used or score[c, i] < g.compare_min:
                 continue
             cells[c], used = own[i].text.strip(), used | {i}
         rows.append((n, cells))
@@ -88,4 +89,4 @@ def compare(engine, evset: EvidenceSet, positions: list[int], outcome: Outcome, 
     table = Table(names, rows)
     text = _render(table, evset)
     yield text
-    yield reply.answer(sentences, evset.hits, outcome, text=text, table=table)
+    yield turn.answer(sentences, text=text, table=table)
