@@ -68,10 +68,10 @@ def filled_collection(settings: dict) -> dict:
     from rag.settings import Settings, nest
 
     s = Settings(**nest(settings))
-    if s.storage.collection == s.storage.conference_collection or Index(s).count():
+    if s.storage.collection == s.storage.conference_collection or Index(s.storage).count():
         return settings
     conf = dict(settings, collection=s.storage.conference_collection)
-    return conf if Index(Settings(**nest(conf))).count() else settings
+    return conf if Index(Settings(**nest(conf)).storage).count() else settings
 
 
 def main(

@@ -114,7 +114,7 @@ def w_ingest(a: dict) -> dict:
     )  # its tokenizer loads once per process, like the model
     rss0 = peak_rss_mb()
     t_open = time.perf_counter()
-    index = Index(s)  # opening the store is a one-time cost, not throughput: timed on its own
+    index = Index(s.storage)  # opening the store is a one-time cost, not throughput: timed on its own
     t0 = time.perf_counter()
     rep = index.ingest(papers, emb, progress=False)
     dt = time.perf_counter() - t0

@@ -112,5 +112,5 @@ def prepare_index(settings, files: Sequence[Path], out: Path, data_dir: Path | N
         storage={"data_dir": dd, "chroma_url": None if not data_dir else settings.storage.chroma_url}
     )
     papers = [p for f in files for p in read_file(f)]
-    rep = Index(s).ingest(papers, get_embedder(s), progress=progress)
+    rep = Index(s.storage).ingest(papers, get_embedder(s), progress=progress)
     return s, papers, rep

@@ -232,7 +232,7 @@ def main(
     by_id = {t["id"]: t for t in topics}
     if len(by_id) < len(topics):
         raise UserError("Two topics share an id: give topic files with distinct ids.")
-    index = Index(settings)
+    index = Index(settings.storage)
     index.require()
     retriever = Retriever(index, QueryEmbedder(settings), settings)  # as `rag list` runs
     fitted = None

@@ -396,7 +396,7 @@ def paper_vectors(papers: list[Paper], data_dir: str | None) -> np.ndarray:
     from rag.settings import Settings
 
     s = Settings(**({"storage": {"data_dir": data_dir}} if data_dir else {}))
-    index = Index(s.replace(storage={"collection": s.storage.conference_collection}))
+    index = Index(s.replace(storage={"collection": s.storage.conference_collection}).storage)
     index.require()
     ids, vecs = index.paper_vectors()
     row = dict(zip(ids, vecs))
@@ -516,7 +516,7 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
 
     s = Settings(**({"storage": {"data_dir": data_dir}} if data_dir else {}))
     s = s.replace(storage={"collection": s.storage.conference_collection})
-    retriever = Retriever(Index(s), QueryEmbedder(s), s)
+    retriever = Retriever(Index(s.storage), QueryEmbedder(s), s)
     model = Relevance.load(path)
     files = [
         DEFAULT_TOPICS,

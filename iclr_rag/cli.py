@@ -34,7 +34,7 @@ def _open_index(settings: Settings):
     """The store, checked before any model loads: missing or broken -> one line, nothing created."""
     from rag.index.index import Index
 
-    index = Index(settings)
+    index = Index(settings.storage)
     index.require()
     return index
 
@@ -160,7 +160,7 @@ def ingest(
         paths, s = [CONFERENCE_FILE], for_conference(s, explicit=collection_flag(s))
     # every file is parsed (a bad one stops all) before the embedder loads
     papers = read_corpus(paths or [SEEDS_DIR], Limits.of(s.storage))
-    index = Index(s)
+    index = Index(s.storage)
     damage = "rebuilt as asked (--repair)" if repair else index.damage()  # before any model loads
     engine = _engine(s, index=index)
     if damage:
@@ -284,7 +284,9 @@ def serve(
     port: Annotated[int, typer.Option(help="Port.")] = 7860,
     auth: Annotated[
         str | None,
-        typer.Option(help="USER:PASS login. Others can read it in `ps`: prefer env RAG_AUTH or --auth-file."),
+        typer.Option(
+            help="USER:PASS login. Others can read it in `ps`: prefer env RAG_SERVING__AUTH or --auth-file."
+        ),
     ] = None,
     auth_file: Annotated[
         Path | None, typer.Option("--auth-file", help="A file whose first line is USER:PASS (the login).")
@@ -321,7 +323,7 @@ def serve(
         raise UserError("Give either --auth or --auth-file, not both.")
     if auth is not None:
         echo(
-            "note: --auth shows the password to anyone who can list processes; RAG_AUTH or --auth-file don't.",
+            "note: --auth shows the password to anyone who can list processes; RAG_SERVING__AUTH or --auth-file don't.",
             err=True,
         )
     auth = read_auth_file(auth_file) if auth_file is not None else auth

@@ -191,7 +191,7 @@ def seed_data_dir(tmp_path_factory, embedder, seed_papers) -> Path:
     from rag.index.index import Index
 
     d = tmp_path_factory.mktemp("seed-data")
-    Index(make_settings(d)).ingest(seed_papers, embedder, progress=False)
+    Index(make_settings(d).storage).ingest(seed_papers, embedder, progress=False)
     return d
 
 
@@ -293,7 +293,7 @@ def sample_data_dir(tmp_path_factory, embedder, sample_papers) -> Path:
     from rag.index.index import Index
 
     d = tmp_path_factory.mktemp("sample-data")
-    Index(make_settings(d)).ingest(sample_papers, embedder, progress=False)
+    Index(make_settings(d).storage).ingest(sample_papers, embedder, progress=False)
     return d
 
 
@@ -303,4 +303,4 @@ def sample_retriever(sample_data_dir, embedder):
     from rag.retrieval.retrieve import Retriever
 
     s = make_settings(sample_data_dir)
-    return Retriever(Index(s), embedder, s)
+    return Retriever(Index(s.storage), embedder, s)

@@ -76,7 +76,7 @@ def test_an_undecodable_chat_line_does_not_end_the_chat(monkeypatch, tmp_path):
         ("[" * 200_000 + "\n", "c.jsonl:1: JSON nested too deeply"),
         (
             json.dumps({"id": "B", "abstract": "word " * 10_000}) + "\n",
-            "the limit is 20,000 (RAG_MAX_ABSTRACT_CHARS)",
+            "the limit is 20,000 (RAG_STORAGE__MAX_ABSTRACT_CHARS)",
         ),
         ("".join(f'{{"abstract": "x{i}."}}\n' for i in range(50_001)), "more than 50,000 records"),
     ],
@@ -176,7 +176,7 @@ def test_rag_list_prints_no_terminal_controls(tmp_path, monkeypatch, embedder, f
     p = _hostile()
     p.text = f"We study graph neural networks. {EVIL} Graph neural networks are great."
     p.title = f"Graph neural networks {EVIL}"
-    Index(s).ingest([p, *others], embedder, progress=False)
+    Index(s.storage).ingest([p, *others], embedder, progress=False)
     monkeypatch.setattr(
         cli, "_engine", lambda st, index=None: Engine(st, index=index, embedder=embedder, llm=fake_llm)
     )

@@ -195,10 +195,10 @@ def test_the_scale_index_is_read_from_the_collection_that_holds_it(tmp_path, fak
     assert bench.filled_collection(empty) == empty  # nothing anywhere: as given (the worker says so)
     conf = make_settings(d)
     conf = conf.replace(storage={"collection": conf.storage.conference_collection})
-    Index(conf, create=True).ingest(tiny_papers, fake_embedder, progress=False)
+    Index(conf.storage, create=True).ingest(tiny_papers, fake_embedder, progress=False)
     assert bench.filled_collection(empty) == dict(empty, collection=conf.storage.conference_collection)
     # a filled default collection, or one named, is kept
-    Index(make_settings(d), create=True).ingest(tiny_papers, fake_embedder, progress=False)
+    Index(make_settings(d).storage, create=True).ingest(tiny_papers, fake_embedder, progress=False)
     assert bench.filled_collection(empty) == empty
     assert bench.filled_collection(dict(empty, collection=conf.storage.conference_collection))[
         "collection"

@@ -39,7 +39,7 @@ def test_bad_file_ingests_nothing(tmp_path):
     assert r.returncode == 2 and "missing.txt: file not found" in r.stderr
     from rag.index.index import Index
 
-    assert Index(make_settings(data_dir=tmp_path / "d")).count() == 0
+    assert Index(make_settings(data_dir=tmp_path / "d").storage).count() == 0
 
 
 def test_ingest_json_summary_and_idempotence(tmp_path):
@@ -125,7 +125,7 @@ def _readonly_rag(data, *args):
 def test_read_only_data_dir_says_so_in_one_line(tmp_path, fake_embedder, tiny_papers):
     from rag.index.index import Index
 
-    Index(make_settings(data_dir=tmp_path)).ingest(tiny_papers, fake_embedder, progress=False)
+    Index(make_settings(data_dir=tmp_path).storage).ingest(tiny_papers, fake_embedder, progress=False)
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("no mount namespaces here")

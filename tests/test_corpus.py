@@ -204,11 +204,11 @@ def test_limits_on_one_ingest(tmp_path):
     assert len(read_corpus([f], Limits(max_records=30))) == 30
     with pytest.raises(CorpusError, match="more than 29 records"):
         read_corpus([f], Limits(max_records=29))
-    with pytest.raises(CorpusError, match="RAG_MAX_INGEST_BYTES"):
+    with pytest.raises(CorpusError, match="RAG_STORAGE__MAX_INGEST_BYTES"):
         read_corpus([f, f], Limits(max_bytes=f.stat().st_size + 10))  # the files together count
     bomb = tmp_path / "b.jsonl.gz"
     bomb.write_bytes(gzip.compress(b" " * 5_000_000))
-    with pytest.raises(CorpusError, match="RAG_MAX_INGEST_BYTES"):
+    with pytest.raises(CorpusError, match="RAG_STORAGE__MAX_INGEST_BYTES"):
         read_corpus([bomb], Limits(max_bytes=1_000_000))
     f.write_text(json.dumps({"id": "big", "abstract": "word " * 5000}) + "\n")
     with pytest.raises(

@@ -9,7 +9,7 @@ from tests.conftest import make_settings
 
 
 def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_papers):
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(seed_papers[:6], embedder, progress=False)
     assert all(d is None for d in index.chunks.get(include=["documents"])["documents"])  # no second copy
     by_id = {p.paper_id: p for p in seed_papers}
@@ -33,15 +33,15 @@ def test_chunk_texts_are_cut_from_the_stored_abstracts(settings, embedder, seed_
 
 def test_server_mode_uses_the_same_code(chroma_server, tmp_path, embedder, seed_papers):
     s = make_settings(data_dir=tmp_path / "d", chroma_url=chroma_server)
-    index = Index(s)
+    index = Index(s.storage)
     rep = index.ingest(seed_papers, embedder, progress=False)
     assert index.count() == rep.chunks and rep.added == rep.chunks
     assert not (tmp_path / "d" / "chroma").exists()  # nothing stored locally
-    again = Index(s).ingest(seed_papers, embedder, progress=False)
+    again = Index(s.storage).ingest(seed_papers, embedder, progress=False)
     assert again.added == 0 and again.skipped == rep.chunks
     from rag.retrieval.retrieve import Retriever
 
-    hits = Retriever(Index(s), embedder, s).retrieve("What does Celcomen do?", 3, "hybrid")
+    hits = Retriever(Index(s.storage), embedder, s).retrieve("What does Celcomen do?", 3, "hybrid")
     assert (hits[0].paper.source_file, hits[0].paper.index) == ("000_e01d3feec203c69d.txt", 1)
 
 
@@ -50,7 +50,7 @@ def test_unreachable_server_names_the_url(tmp_path):
 
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(UserError, match=re.escape(url)):
-        Index(make_settings(data_dir=tmp_path, chroma_url=url))
+        Index(make_settings(data_dir=tmp_path, chroma_url=url).storage)
 
 
 # ------------------------------------------------------------ storage failures (issue 14, defects 3, 4, 9)
@@ -100,7 +100,7 @@ def test_storage_failures_become_one_line_naming_the_store(tmp_path, exc, url, e
 
     s = make_settings(data_dir=tmp_path / "data", chroma_url=url)
     with pytest.raises(StorageError, match=expect) as got:
-        with storage_errors(s, writing=True):
+        with storage_errors(s.storage, writing=True):
             raise exc()
     msg = str(got.value)
     assert "\n" not in msg and (url or str(tmp_path / "data")) in msg
@@ -111,14 +111,14 @@ def test_unknown_errors_pass_through(tmp_path):
     from rag.index.store import storage_errors
 
     with pytest.raises(KeyError):
-        with storage_errors(make_settings(data_dir=tmp_path)):
+        with storage_errors(make_settings(data_dir=tmp_path).storage):
             raise KeyError("x")
 
 
 def test_index_reads_translate_storage_failures(settings, fake_embedder, tiny_papers, monkeypatch):
     from rag.errors import StorageError
 
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(tiny_papers, fake_embedder, progress=False)
 
     def broken(*a, **kw):
@@ -134,7 +134,7 @@ def test_damaged_sqlite_is_one_line(settings, fake_embedder, tiny_papers, damage
     """Junk bytes: 'file is not a database'; a damaged middle: pyo3 PanicException (a BaseException)."""
     from rag.errors import StorageError
 
-    Index(settings).ingest(tiny_papers, fake_embedder, progress=False)
+    Index(settings.storage).ingest(tiny_papers, fake_embedder, progress=False)
     db = settings.storage.chroma_path / "chroma.sqlite3"
     if damage == "junk":
         db.write_bytes(os.urandom(5000))
@@ -143,13 +143,13 @@ def test_damaged_sqlite_is_one_line(settings, fake_embedder, tiny_papers, damage
             f.seek(30000)
             f.write(b"\xff" * 20000)
     with pytest.raises(StorageError, match="is damaged.*mv .*damaged.*rag ingest"):
-        Index(settings)
+        Index(settings.storage)
 
 
 def test_reading_a_missing_store_creates_nothing(tmp_path):
     data = tmp_path / "empty"
     data.mkdir()
-    index = Index(make_settings(data_dir=data))
+    index = Index(make_settings(data_dir=data).storage)
     assert index.count() == 0 and index.paper_count() == 0 and not index.exists
     with pytest.raises(UserError, match="Nothing is indexed yet"):
         index.require()

@@ -35,7 +35,7 @@ class CountingEmbedder:
 
 
 def test_reingest_three_times_is_idempotent(settings, embedder, seed_papers):
-    index, counting = Index(settings), CountingEmbedder(embedder)
+    index, counting = Index(settings.storage), CountingEmbedder(embedder)
     first = index.ingest(seed_papers, counting, progress=False)
     assert first.added == first.chunks == index.count() > 38 and first.skipped == 0
     embedded = counting.calls
@@ -47,7 +47,7 @@ def test_reingest_three_times_is_idempotent(settings, embedder, seed_papers):
 
 
 def test_changed_abstract_replaces_its_chunks(settings, embedder, seed_papers):
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(seed_papers, embedder, progress=False)
     before = index.count()
     target = seed_papers[1]
@@ -65,7 +65,7 @@ def test_changed_abstract_replaces_its_chunks(settings, embedder, seed_papers):
 
 
 def test_abstract_removed_from_file_is_removed(settings, embedder, seed_papers):
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(seed_papers, embedder, progress=False)
     gone = seed_papers[5]
     rep = index.ingest([p for p in seed_papers if p is not gone], embedder, progress=False)
@@ -74,7 +74,7 @@ def test_abstract_removed_from_file_is_removed(settings, embedder, seed_papers):
 
 
 def test_duplicate_ids_are_rejected_before_writing(settings, embedder, seed_papers):
-    index = Index(settings)
+    index = Index(settings.storage)
     with pytest.raises(UserError, match="occurs twice"):
         index.ingest(seed_papers + [seed_papers[0]], embedder, progress=False)
     assert index.count() == 0
@@ -111,12 +111,12 @@ def test_kill_during_ingest_then_rerun_completes(tmp_path, seed_papers):
     proc.wait()
     assert 0 < seen, "ingest finished before it could be killed"
 
-    partial = Index(make_settings(data_dir=data))
+    partial = Index(make_settings(data_dir=data).storage)
     assert partial.paper_count() < n
     out = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, check=True)
     rep = json.loads(out.stdout)
     assert set(rep) == {"papers", "chunks", "added", "bundled", "skipped", "removed", "seconds"}
-    index = Index(make_settings(data_dir=data))
+    index = Index(make_settings(data_dir=data).storage)
     ids = _ids(index)
     assert len(ids) == len(set(ids)) == rep["chunks"] == index.count()
     assert index.paper_count() == n
@@ -135,7 +135,7 @@ def test_files_with_the_same_name_in_different_folders_keep_each_others_papers(t
     for name, part in (("a", rows[:3]), ("b", rows[3:])):
         (tmp_path / name).mkdir()
         (tmp_path / name / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in part))
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(read_file(tmp_path / "a" / "corpus.jsonl"), embedder, progress=False)
     second = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
     assert second.removed == 0
@@ -156,7 +156,7 @@ def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_em
     said, reports = [], []
 
     def run():
-        reports.append(Index(s).ingest(tiny_papers, emb, progress=False, say=said.append))
+        reports.append(Index(s.storage).ingest(tiny_papers, emb, progress=False, say=said.append))
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for t in threads:
@@ -166,7 +166,7 @@ def test_concurrent_ingests_embed_each_chunk_once(tmp_path, tiny_papers, slow_em
     assert emb.calls == len(tiny_papers)  # not 2x
     assert sorted(r.added for r in reports) == [0, len(tiny_papers)]
     assert any("waiting for another ingest" in m for m in said)
-    assert Index(s).count() == len(tiny_papers)
+    assert Index(s.storage).count() == len(tiny_papers)
 
 
 def test_the_same_papers_from_another_file_are_relabelled_not_embedded_again(tmp_path, settings, embedder):
@@ -181,7 +181,7 @@ def test_the_same_papers_from_another_file_are_relabelled_not_embedded_again(tmp
     ]
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "old.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    index = Index(settings)
+    index = Index(settings.storage)
     first = index.ingest(read_file(tmp_path / "a" / "old.jsonl"), embedder, progress=False)
     (tmp_path / "b").mkdir()
     rows[0]["decision"] = "Accept (Oral)"  # metadata the vectors don't depend on

@@ -35,7 +35,7 @@ def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp
     from rag.retrieval.retrieve import Retriever
 
     s = make_settings(data_dir=tmp_path / "d")
-    index = Index(s)
+    index = Index(s.storage)
     index.ingest(seed_papers[:10], embedder, progress=False)
     r = Retriever(index, embedder, s)
     fp = r.bm25().fingerprint
@@ -50,11 +50,11 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
     from rag.retrieval.retrieve import Retriever
 
     s = make_settings(data_dir=tmp_path / "d", store_check_s=3600)
-    ours = Index(s)
+    ours = Index(s.storage)
     ours.ingest(seed_papers[:10], embedder, progress=False)
     r = Retriever(ours, embedder, s)
     fp = r.bm25().fingerprint
-    other = Index(s)  # as another process sharing the store would
+    other = Index(s.storage)  # as another process sharing the store would
     other.ingest(seed_papers, embedder, progress=False)
     assert r.bm25().fingerprint == fp  # not re-checked within the interval
     r.settings = s.replace(storage={"store_check_s": 0.0})
@@ -115,7 +115,7 @@ def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, 
         for i, (k, (title, t)) in enumerate(texts.items())
     ]
     s = make_settings(data_dir=tmp_path / "d", **settings)
-    index = Index(s)
+    index = Index(s.storage)
     index.ingest(papers, fake_embedder, progress=False)
     return Retriever(index, fake_embedder, s)
 

@@ -147,7 +147,9 @@ def test_the_password_can_come_from_a_file_or_the_environment(monkeypatch, tmp_p
     r, _ = _serve_cli(monkeypatch, "--auth-file", str(f))
     assert r.exit_code == 2 and "USER:PASS" in r.stderr
     r, _ = _serve_cli(monkeypatch, "--auth", "ann:pw")
-    assert r.exit_code == 0 and "RAG_AUTH or --auth-file" in r.stderr  # --auth still works, with a warning
+    assert (
+        r.exit_code == 0 and "RAG_SERVING__AUTH or --auth-file" in r.stderr
+    )  # --auth still works, with a warning
 
 
 def test_a_bad_or_busy_port_is_one_line(monkeypatch):

@@ -17,7 +17,7 @@ from ui.find import papers as find
 
 
 def _brute_force(data_dir, pid: str, k: int) -> list[str]:
-    ids, vecs = Index(make_settings(data_dir)).paper_vectors()
+    ids, vecs = Index(make_settings(data_dir).storage).paper_vectors()
     mat = np.asarray(vecs, dtype=np.float32)
     sims = mat @ mat[ids.index(pid)]
     return [ids[i] for i in np.argsort(-sims) if ids[i] != pid][:k]

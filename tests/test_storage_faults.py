@@ -38,7 +38,7 @@ def _papers(n: int, version: str = "") -> list[Paper]:
 def flushed_store(tmp_path_factory) -> str:
     """1,100 one-chunk papers: enough that Chroma writes its HNSW segment files (it keeps fewer in its log)."""
     d = tmp_path_factory.mktemp("flushed") / "data"
-    Index(make_settings(data_dir=d)).ingest(_papers(1100), FakeEmbedder(), progress=False)
+    Index(make_settings(data_dir=d).storage).ingest(_papers(1100), FakeEmbedder(), progress=False)
     assert glob.glob(f"{d}/chroma/*-*/index_metadata.pickle"), "the fixture must reach the HNSW files"
     return str(d)
 
@@ -60,7 +60,7 @@ def test_a_damaged_vector_index_is_found_and_rebuilt(flushed_store, tmp_path, ho
     d = tmp_path / "data"
     shutil.copytree(flushed_store, d)
     _damage(d, how)
-    index = Index(make_settings(data_dir=d))
+    index = Index(make_settings(data_dir=d).storage)
     assert index.damage()  # found, in a child process (a damaged HNSW file can crash its reader)
     if how != "folders deleted":  # reading it is one line saying what to run
         with pytest.raises(StorageError, match=r"is damaged .*rag ingest --repair"):
@@ -98,12 +98,12 @@ def test_plain_ingest_rebuilds_a_damaged_store_and_says_so(flushed_store, tmp_pa
     r = CliRunner().invoke(cli.app, ["ingest", str(corpus), "--data-dir", str(d), "--json"])
     assert r.exit_code == 0, r.output
     assert "Rebuilt the vector index from its 1100 stored abstracts (it was damaged" in r.stderr
-    assert Index(make_settings(data_dir=d)).damage() is None
+    assert Index(make_settings(data_dir=d).storage).damage() is None
 
 
 def test_a_rebuild_cut_off_is_finished_by_the_next_ingest(tiny_papers, tmp_path, monkeypatch):
     s = make_settings(data_dir=tmp_path / "d")
-    index = Index(s)
+    index = Index(s.storage)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
 
     class Cut(Exception):
@@ -117,7 +117,7 @@ def test_a_rebuild_cut_off_is_finished_by_the_next_ingest(tiny_papers, tmp_path,
         index.rebuild(FakeEmbedder(), progress=False)
     monkeypatch.undo()
     assert index.journal.exists()
-    index = Index(s)
+    index = Index(s.storage)
     index.ingest([], FakeEmbedder(), progress=False)
     assert index.paper_count() == 4 and index.count() == 4 and not index.journal.exists()
 
@@ -125,13 +125,15 @@ def test_a_rebuild_cut_off_is_finished_by_the_next_ingest(tiny_papers, tmp_path,
 def test_a_damaged_bm25_cache_is_rebuilt(tiny_papers, settings):
     from rag.retrieval.retrieve import Retriever
 
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
     Retriever(index, FakeEmbedder(), settings).bm25()
     (saved,) = glob.glob(f"{settings.storage.data_dir}/bm25/*/retriever.json")
     with open(saved, "w") as f:
         f.write("{ not json")
-    hits = Retriever(Index(settings), FakeEmbedder(), settings).bm25().search("method M2 graph learning")
+    hits = (
+        Retriever(Index(settings.storage), FakeEmbedder(), settings).bm25().search("method M2 graph learning")
+    )
     assert hits and hits[0][0].paper_id == "T2"
     with open(saved) as f:
         assert f.read().startswith("{")  # rewritten
@@ -139,7 +141,7 @@ def test_a_damaged_bm25_cache_is_rebuilt(tiny_papers, settings):
 
 def test_reingest_removes_chunk_records_no_paper_accounts_for(tiny_papers, settings):
     """Two versions of one paper written by racing ingests left the loser's chunks; a re-ingest deletes them."""
-    index = Index(settings)
+    index = Index(settings.storage)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
     index.chunks.upsert(
         ids=["stale-1", "stale-2"],
@@ -152,8 +154,8 @@ def test_reingest_removes_chunk_records_no_paper_accounts_for(tiny_papers, setti
 
 def test_server_ingest_lock_is_the_collections_not_the_urls(chroma_server, tmp_path):
     port = chroma_server.rsplit(":", 1)[1]
-    a = Index(make_settings(chroma_url=chroma_server, model_cache=tmp_path / "cache"), create=True)
-    b = Index(make_settings(chroma_url=f"http://localhost:{port}/", model_cache=tmp_path / "cache"))
+    a = Index(make_settings(chroma_url=chroma_server, model_cache=tmp_path / "cache").storage, create=True)
+    b = Index(make_settings(chroma_url=f"http://localhost:{port}/", model_cache=tmp_path / "cache").storage)
     said: list[str] = []
     slow = threading.Thread(
         target=a.ingest, args=(_papers(3), FakeEmbedder(delay_s=1.5)), kwargs={"progress": False}
@@ -168,13 +170,13 @@ def test_server_ingest_lock_is_the_collections_not_the_urls(chroma_server, tmp_p
 
 def test_an_empty_collection_names_the_one_that_holds_papers(tiny_papers, tmp_path):
     d = tmp_path / "d"
-    Index(make_settings(data_dir=d, collection="iclr2025")).ingest(
+    Index(make_settings(data_dir=d, collection="iclr2025").storage).ingest(
         tiny_papers, FakeEmbedder(), progress=False
     )
     with pytest.raises(UserError, match=r"collection .iclr2025. holds 4 papers: add --conference to read it"):
-        Index(make_settings(data_dir=d)).require()
+        Index(make_settings(data_dir=d).storage).require()
     with pytest.raises(UserError, match=r"'iclr2025' holds 4 papers: add --collection iclr2025"):
-        Index(make_settings(data_dir=d, collection="other", conference_collection="conf")).require()
+        Index(make_settings(data_dir=d, collection="other", conference_collection="conf").storage).require()
 
 
 def test_a_full_disk_error_starts_its_own_line(tiny_papers, tmp_path, monkeypatch):

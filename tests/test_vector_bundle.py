@@ -61,7 +61,7 @@ def test_bundle_of_another_format_is_not_used(tmp_path, caplog):
 
 def test_ingest_takes_bundled_vectors_and_embeds_only_the_rest(tmp_path, tiny_papers):
     first = FakeEmbedder()
-    src = Index(make_settings(tmp_path / "a", vector_bundle=None))
+    src = Index(make_settings(tmp_path / "a", vector_bundle=None).storage)
     src.ingest(tiny_papers, first, progress=False)
     assert first.calls == 4
     info = vb.write(tmp_path / "v.npz", vb.from_index(src))
@@ -69,7 +69,7 @@ def test_ingest_takes_bundled_vectors_and_embeds_only_the_rest(tmp_path, tiny_pa
 
     changed = [*tiny_papers[:3], replace(tiny_papers[3], text=tiny_papers[3].text + " More.")]
     second = FakeEmbedder()
-    dst = Index(make_settings(tmp_path / "b", vector_bundle=tmp_path / "v.npz"))
+    dst = Index(make_settings(tmp_path / "b", vector_bundle=tmp_path / "v.npz").storage)
     rep = dst.ingest(changed, second, progress=False)
     assert (rep.added, rep.bundled, second.calls) == (4, 3, 1)  # only the changed abstract is embedded
     want = src.chunks.get(include=["embeddings", "metadatas"])
@@ -84,19 +84,19 @@ def test_ingest_takes_bundled_vectors_and_embeds_only_the_rest(tmp_path, tiny_pa
 
 
 def test_bundle_of_another_embedder_is_ignored_and_a_broken_one_loses_nothing(tmp_path, tiny_papers):
-    src = Index(make_settings(tmp_path / "a", vector_bundle=None))
+    src = Index(make_settings(tmp_path / "a", vector_bundle=None).storage)
     src.ingest(tiny_papers, FakeEmbedder(), progress=False)
     vb.write(tmp_path / "v.npz", vb.from_index(src))
     other = FakeEmbedder()
     other.name = "another-embedder"  # its vector_hash differs: the bundle must not be used
-    rep = Index(make_settings(tmp_path / "b", vector_bundle=tmp_path / "v.npz")).ingest(
+    rep = Index(make_settings(tmp_path / "b", vector_bundle=tmp_path / "v.npz").storage).ingest(
         tiny_papers, other, progress=False
     )
     assert (rep.bundled, other.calls) == (0, 4)
 
     (tmp_path / "broken.npz").write_bytes(b"\x00" * 100)
     third = FakeEmbedder()
-    index = Index(make_settings(tmp_path / "c", vector_bundle=tmp_path / "broken.npz"))
+    index = Index(make_settings(tmp_path / "c", vector_bundle=tmp_path / "broken.npz").storage)
     rep = index.ingest(tiny_papers, third, progress=False)
     assert (rep.added, rep.bundled, third.calls, index.count()) == (4, 0, 4, 4)
 
@@ -129,5 +129,5 @@ def test_a_paper_not_in_the_bundle_is_embedded(tmp_path, embedder):
         source_file="x.jsonl",
         index=0,
     )
-    rep = Index(make_settings(tmp_path / "d")).ingest([p], embedder, progress=False)
+    rep = Index(make_settings(tmp_path / "d").storage).ingest([p], embedder, progress=False)
     assert (rep.added, rep.bundled) == (1, 0)

@@ -27,7 +27,7 @@ from rag.index.store import (
 )
 from rag.ingest.chunk import stored_chunk
 from rag.ingest.pipeline import Ingest, IngestReport
-from rag.settings import Settings
+from rag.settings import StorageSettings
 from rag.types import Chunk, Paper
 
 
@@ -49,8 +49,8 @@ class Index:
     """The store. Opening never creates it: a missing store reads as empty (count() == 0; the data
     reads raise "Nothing is indexed yet"); `ingest` (or `create=True`) creates it."""
 
-    def __init__(self, settings: Settings, create: bool = False):
-        self.settings = settings
+    def __init__(self, storage: StorageSettings, create: bool = False):
+        self.storage = storage
         self.client = None
         self._chunks = self._papers = None
         self.max_batch = 1  # the client's largest write (set on open)
@@ -62,12 +62,12 @@ class Index:
         """Open the collections (creating them when `create`); False when there is no store yet."""
         if self._papers is not None:
             return True
-        if not create and not store_exists(self.settings):
+        if not create and not store_exists(self.storage):
             return False
         if self.client is None:
-            self.client = open_client(self.settings)
+            self.client = open_client(self.storage)
         cfg = {"hnsw": {"space": "cosine"}}
-        names = (self.settings.storage.collection, f"{self.settings.storage.collection}_papers")
+        names = (self.storage.collection, f"{self.storage.collection}_papers")
         if create:
             colls = [
                 self.client.get_or_create_collection(n, configuration=cfg, embedding_function=None)
@@ -91,35 +91,35 @@ class Index:
     @property
     def chunks(self):
         if not self.exists:
-            raise not_indexed(self.settings)
+            raise not_indexed(self.storage)
         return self._chunks
 
     @property
     def papers(self):
         if not self.exists:
-            raise not_indexed(self.settings)
+            raise not_indexed(self.storage)
         return self._papers
 
     @property
     def names(self) -> tuple[str, str]:
-        return self.settings.storage.collection, f"{self.settings.storage.collection}_papers"
+        return self.storage.collection, f"{self.storage.collection}_papers"
 
     def require(self) -> None:
         """UserError "Nothing is indexed yet" unless the store holds chunks (checked before models load);
         it names the store's other collections that hold papers."""
         if self.count() == 0:
-            raise not_indexed(self.settings, self.other_collections())
+            raise not_indexed(self.storage, self.other_collections())
 
     @guarded()
     def other_collections(self) -> dict[str, int]:
         """Collection name -> papers, for the store's other collections that hold papers."""
-        if not store_exists(self.settings):
+        if not store_exists(self.storage):
             return {}
-        self.client = self.client or open_client(self.settings)
+        self.client = self.client or open_client(self.storage)
         out = {}
         for c in self.client.list_collections():
             name = c.name.removesuffix("_papers")
-            if c.name.endswith("_papers") and name != self.settings.storage.collection:
+            if c.name.endswith("_papers") and name != self.storage.collection:
                 n = self.client.get_collection(c.name, embedding_function=None).count()
                 if n:
                     out[name] = n
@@ -147,9 +147,9 @@ class Index:
     def paper_records(self) -> dict[str, tuple[str, dict]]:
         """Every paper record: id -> (abstract, metadata), read in pages."""
         out: dict[str, tuple[str, dict]] = {}
-        for offset in range(0, self.paper_count(), self.settings.storage.store_page):
+        for offset in range(0, self.paper_count(), self.storage.store_page):
             got = self.papers.get(
-                include=["documents", "metadatas"], limit=self.settings.storage.store_page, offset=offset
+                include=["documents", "metadatas"], limit=self.storage.store_page, offset=offset
             )
             out.update(zip(got["ids"], zip(got["documents"], got["metadatas"])))
         return out
@@ -159,10 +159,8 @@ class Index:
         """Every paper's stored vector (the normalized mean of its chunk vectors), read in pages."""
         ids: list[str] = []
         vecs: list = []
-        for offset in range(0, self.paper_count(), self.settings.storage.store_page):
-            got = self.papers.get(
-                include=["embeddings"], limit=self.settings.storage.store_page, offset=offset
-            )
+        for offset in range(0, self.paper_count(), self.storage.store_page):
+            got = self.papers.get(include=["embeddings"], limit=self.storage.store_page, offset=offset)
             ids += got["ids"]
             vecs += list(got["embeddings"])
         return ids, vecs
@@ -171,10 +169,8 @@ class Index:
     def chunk_records(self) -> list[tuple[str, dict]]:
         """Every stored chunk's (id, metadata), read in pages so large stores stay within limits."""
         out: list[tuple[str, dict]] = []
-        for offset in range(0, self.count(), self.settings.storage.store_page):
-            got = self.chunks.get(
-                include=["metadatas"], limit=self.settings.storage.store_page, offset=offset
-            )
+        for offset in range(0, self.count(), self.storage.store_page):
+            got = self.chunks.get(include=["metadatas"], limit=self.storage.store_page, offset=offset)
             out += zip(got["ids"], got["metadatas"])
         return out
 
@@ -190,9 +186,9 @@ class Index:
     def chunk_vectors(self) -> list[tuple[dict, list[float]]]:
         """Every stored chunk's (metadata, vector), read in pages (rag.ingest.vector_bundle builds on it)."""
         out: list[tuple[dict, list[float]]] = []
-        for offset in range(0, self.count(), self.settings.storage.store_page):
+        for offset in range(0, self.count(), self.storage.store_page):
             got = self.chunks.get(
-                include=["metadatas", "embeddings"], limit=self.settings.storage.store_page, offset=offset
+                include=["metadatas", "embeddings"], limit=self.storage.store_page, offset=offset
             )
             out += zip(got["metadatas"], got["embeddings"])
         return out
@@ -249,9 +245,9 @@ class Index:
         """Store papers (creating the store); one ingest per store at a time (`ingest_lock`).
         `on_progress(done, total)` (chunks embedded so far, chunks to embed) is called at the start and
         after every committed block: a UI's progress bar (`progress` is the terminal's tqdm bar)."""
-        if self.settings.storage.chroma_url:  # a server's lock is keyed on its id of the collection
+        if self.storage.chroma_url:  # a server's lock is keyed on its id of the collection
             self._open(True)
-        with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
+        with ingest_lock(self.storage, say, identity=self._papers.id.hex if self._papers else None):
             self._open(True)  # embedded: inside the lock (two threads creating one store collide)
             if self.journal.exists():  # a rebuild was cut off: finish it first
                 self._run(self._journal_papers(), embedder, progress, on_progress)
@@ -272,25 +268,23 @@ class Index:
     @property
     def journal(self):
         """The papers of a rebuild in progress: written before the old collections go, removed after."""
-        return self.settings.storage.data_dir / f"rebuild-{self.settings.storage.collection}.jsonl"
+        return self.storage.data_dir / f"rebuild-{self.storage.collection}.jsonl"
 
     def damage(self) -> str | None:
         """Why the collections' vector index is unreadable (checked in a child process), or None."""
-        return vector_damage(self.settings, self.names)
+        return vector_damage(self.storage, self.names)
 
     @guarded(writing=True)
     def rebuild(self, embedder, progress: bool = True, say=None, on_progress=None) -> IngestReport:
         """Rebuild both collections from the paper records they still hold (every abstract with its
         metadata; vectors re-made, from the shipped bundle where it has them). Crash-safe: the papers go to
         `journal` before the old collections are dropped, and `ingest` finishes a rebuild cut off."""
-        with ingest_lock(self.settings, say, identity=self._papers.id.hex if self._papers else None):
+        with ingest_lock(self.storage, say, identity=self._papers.id.hex if self._papers else None):
             if not self.journal.exists():
-                old = vector_segments(self.settings, self.names)
+                old = vector_segments(self.storage, self.names)
                 for folder in old:  # unreadable: without them the records (sqlite) read as they are
                     shutil.rmtree(folder, ignore_errors=True)
-                if (
-                    not self.settings.storage.chroma_url
-                ):  # no client of this process may keep the old index loaded
+                if not self.storage.chroma_url:  # no client of this process may keep the old index loaded
                     from chromadb.api.client import SharedSystemClient
 
                     SharedSystemClient.clear_system_cache()

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from rag.errors import StorageError, UserError
-from rag.settings import Settings
+from rag.settings import StorageSettings
 
 _CONNECTION_ERRORS = (
     "ConnectError",
@@ -34,12 +34,8 @@ _CONNECTION_ERRORS = (
 )
 
 
-def _where(settings: Settings) -> str:
-    return (
-        f"the Chroma server at {settings.storage.chroma_url}"
-        if settings.storage.chroma_url
-        else str(settings.storage.data_dir)
-    )
+def _where(storage: StorageSettings) -> str:
+    return f"the Chroma server at {storage.chroma_url}" if storage.chroma_url else str(storage.data_dir)
 
 
 # What Chroma says when a collection's vector (HNSW) segment is unreadable: truncated by a full disk, bytes
@@ -63,14 +59,14 @@ def gist(msg: str, n: int = 90) -> str:
     return "…" + (tail.split(": ", 1)[1] if ": " in tail else tail)
 
 
-def storage_error(exc: BaseException, settings: Settings, writing: bool = False) -> StorageError | None:
+def storage_error(exc: BaseException, storage: StorageSettings, writing: bool = False) -> StorageError | None:
     """A known storage failure as a StorageError saying what happened and what to do; None if unknown."""
     msg = str(exc)
     low = msg.lower()
     names = {t.__name__ for t in type(exc).__mro__}
-    where = _where(settings)
+    where = _where(storage)
     again = "run `rag ingest` again (it resumes where it stopped)" if writing else "try again"
-    if settings.storage.chroma_url and names & set(_CONNECTION_ERRORS):
+    if storage.chroma_url and names & set(_CONNECTION_ERRORS):
         return StorageError(
             f"Lost the connection to {where} ({type(exc).__name__}). Check that the server is running, "
             f"then {again}."
@@ -78,7 +74,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
     if (
         "readonly database" in low
         or "read-only file system" in low
-        or (isinstance(exc, PermissionError) and not settings.storage.chroma_url)
+        or (isinstance(exc, PermissionError) and not storage.chroma_url)
     ):
         return StorageError(
             f"{where} is read-only ({msg.strip().splitlines()[0][:80]}). The embedded index needs write access "
@@ -96,7 +92,7 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
         )
     if any(d in low for d in VECTOR_DAMAGE):
         return StorageError(
-            f"The vector index of collection '{settings.storage.collection}' in {where} is damaged ({gist(msg)}). Run "
+            f"The vector index of collection '{storage.collection}' in {where} is damaged ({gist(msg)}). Run "
             "`rag ingest --repair`: it rebuilds the index from the stored abstracts."
         )
     damaged = (
@@ -110,13 +106,13 @@ def storage_error(exc: BaseException, settings: Settings, writing: bool = False)
         first = msg.strip().splitlines()[0][:100] if msg.strip() else type(exc).__name__
         return StorageError(
             f"The index in {where} is damaged ({first}). Move the folder aside "
-            f"(e.g. mv {settings.storage.data_dir} {settings.storage.data_dir}.damaged) and run `rag ingest` again."
+            f"(e.g. mv {storage.data_dir} {storage.data_dir}.damaged) and run `rag ingest` again."
         )
     return None
 
 
 @contextlib.contextmanager
-def storage_errors(settings: Settings, writing: bool = False):
+def storage_errors(storage: StorageSettings, writing: bool = False):
     """Known storage failures inside the block become one StorageError line (never a traceback).
     BaseException, because a corrupt store can raise pyo3's PanicException, which isn't an Exception."""
     try:
@@ -124,19 +120,19 @@ def storage_errors(settings: Settings, writing: bool = False):
     except (UserError, KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as e:
-        err = storage_error(e, settings, writing)
+        err = storage_error(e, storage, writing)
         if err is None:
             raise
         raise err from None
 
 
 def guarded(writing: bool = False):
-    """Method decorator: `storage_errors` around an Index method (uses self.settings)."""
+    """Method decorator: `storage_errors` around an Index method (uses self.storage)."""
 
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(self, *a, **kw):
-            with storage_errors(self.settings, writing):
+            with storage_errors(self.storage, writing):
                 return fn(self, *a, **kw)
 
         return wrapper
@@ -171,42 +167,38 @@ def _quiet_stderr():
                     os.write(fd, held)
 
 
-def store_exists(settings: Settings) -> bool:
+def store_exists(storage: StorageSettings) -> bool:
     """Whether an embedded store was ever written here (a server store is checked by collection)."""
-    return bool(settings.storage.chroma_url) or (settings.storage.chroma_path / "chroma.sqlite3").exists()
+    return bool(storage.chroma_url) or (storage.chroma_path / "chroma.sqlite3").exists()
 
 
-def not_indexed(settings: Settings, others: dict[str, int] | None = None) -> UserError:
+def not_indexed(storage: StorageSettings, others: dict[str, int] | None = None) -> UserError:
     """ "Nothing is indexed yet", saying how to fill it and which other collection of the store holds papers."""
     how = (
         "`rag ingest --conference` (or `make run CORPUS=iclr2025`)"
-        if settings.storage.collection == settings.storage.conference_collection
+        if storage.collection == storage.conference_collection
         else "`rag ingest seeds/` (or `make run`)"
     )
     if not others:
-        return UserError(f"Nothing is indexed yet in {_where(settings)}. Run {how} first, then ask again.")
+        return UserError(f"Nothing is indexed yet in {_where(storage)}. Run {how} first, then ask again.")
     name, n = max(others.items(), key=lambda x: x[1])
-    flag = "--conference" if name == settings.storage.conference_collection else f"--collection {name}"
+    flag = "--conference" if name == storage.conference_collection else f"--collection {name}"
     return UserError(
-        f"Nothing is indexed yet in collection '{settings.storage.collection}' of {_where(settings)}, but collection "
+        f"Nothing is indexed yet in collection '{storage.collection}' of {_where(storage)}, but collection "
         f"'{name}' holds {n:,} paper{'s' * (n != 1)}: add {flag} to read it, or fill this one with {how.split(' (')[0]}."
     )
 
 
-def open_client(settings: Settings):
+def open_client(storage: StorageSettings):
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if not settings.storage.chroma_url:
-        with storage_errors(settings), _quiet_stderr():
-            settings.storage.chroma_path.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(settings.storage.chroma_path), settings=chroma_settings)
-    url = urlparse(
-        settings.storage.chroma_url
-        if "://" in settings.storage.chroma_url
-        else f"http://{settings.storage.chroma_url}"
-    )
+    if not storage.chroma_url:
+        with storage_errors(storage), _quiet_stderr():
+            storage.chroma_path.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(storage.chroma_path), settings=chroma_settings)
+    url = urlparse(storage.chroma_url if "://" in storage.chroma_url else f"http://{storage.chroma_url}")
     try:
         client = chromadb.HttpClient(
             host=url.hostname or "127.0.0.1",
@@ -217,17 +209,17 @@ def open_client(settings: Settings):
         client.heartbeat()
     except Exception as e:
         raise UserError(
-            f"Cannot reach the Chroma server at {settings.storage.chroma_url} ({type(e).__name__}). "
+            f"Cannot reach the Chroma server at {storage.chroma_url} ({type(e).__name__}). "
             "Start it with `chroma run --path DIR --port N`, or unset --chroma-url to use the embedded store."
         ) from None
     return client
 
 
-def vector_segments(settings: Settings, names: tuple[str, ...]) -> list[Path]:
+def vector_segments(storage: StorageSettings, names: tuple[str, ...]) -> list[Path]:
     """The folders of these collections' vector segments in an embedded store (Chroma keeps a segment's
     HNSW files in a folder named by its id; the ids are in its sqlite catalog, read read-only)."""
-    db_path = settings.storage.chroma_path / "chroma.sqlite3"
-    if settings.storage.chroma_url or not db_path.exists():
+    db_path = storage.chroma_path / "chroma.sqlite3"
+    if storage.chroma_url or not db_path.exists():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
         rows = db.execute(
@@ -235,7 +227,7 @@ def vector_segments(settings: Settings, names: tuple[str, ...]) -> list[Path]:
             f"WHERE s.scope = 'VECTOR' AND c.name IN ({','.join('?' * len(names))})",
             names,
         ).fetchall()
-    return [settings.storage.chroma_path / str(r[0]) for r in rows]
+    return [storage.chroma_path / str(r[0]) for r in rows]
 
 
 # Reads every stored vector of the named collections and runs one query: exits non-zero (or is killed: a
@@ -259,13 +251,13 @@ for name in sys.argv[2:]:
 """
 
 
-def vector_damage(settings: Settings, names: tuple[str, ...]) -> str | None:
+def vector_damage(storage: StorageSettings, names: tuple[str, ...]) -> str | None:
     """Why an embedded store's vector index is unreadable (a short reason), or None. Checked in a child
     process: reading a truncated HNSW file can crash the reader, which must not take this process along."""
-    if settings.storage.chroma_url or not store_exists(settings):
+    if storage.chroma_url or not store_exists(storage):
         return None
     r = subprocess.run(
-        [sys.executable, "-c", _CHECK, str(settings.storage.chroma_path), *names],
+        [sys.executable, "-c", _CHECK, str(storage.chroma_path), *names],
         capture_output=True,
         text=True,
         errors="replace",
@@ -280,18 +272,16 @@ def vector_damage(settings: Settings, names: tuple[str, ...]) -> str | None:
 
 
 @contextlib.contextmanager
-def ingest_lock(settings: Settings, say=None, identity: str | None = None):
+def ingest_lock(storage: StorageSettings, say=None, identity: str | None = None):
     """One ingest at a time per store: an flock on a file in the data dir (server mode: in the model
     cache, keyed by `identity`, the server's own id of the collection, so every spelling of its URL shares
     the lock). A second ingest waits, then skips what the first stored."""
-    if settings.storage.chroma_url:
-        key = hashlib.sha256(
-            (identity or f"{settings.storage.chroma_url}|{settings.storage.collection}").encode()
-        ).hexdigest()
-        path = settings.storage.model_cache / "locks" / f"ingest-{key[:16]}.lock"
+    if storage.chroma_url:
+        key = hashlib.sha256((identity or f"{storage.chroma_url}|{storage.collection}").encode()).hexdigest()
+        path = storage.model_cache / "locks" / f"ingest-{key[:16]}.lock"
     else:
-        path = settings.storage.data_dir / f"ingest-{settings.storage.collection}.lock"
-    with storage_errors(settings, writing=True):
+        path = storage.data_dir / f"ingest-{storage.collection}.lock"
+    with storage_errors(storage, writing=True):
         path.parent.mkdir(parents=True, exist_ok=True)
         f = open(path, "a+")  # noqa: SIM115 - held for the block
     with f:
@@ -299,7 +289,7 @@ def ingest_lock(settings: Settings, say=None, identity: str | None = None):
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             (say or (lambda m: print(m, file=sys.stderr, flush=True)))(
-                f"waiting for another ingest into {_where(settings)} to finish…"
+                f"waiting for another ingest into {_where(storage)} to finish…"
             )
             fcntl.flock(f, fcntl.LOCK_EX)
         try:

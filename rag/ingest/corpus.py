@@ -51,7 +51,7 @@ class Limits:
             if n > self.bytes_left:
                 raise CorpusError(
                     f"{path}: the corpus files of this ingest hold more than {self.max_bytes:,} bytes, the limit "
-                    "for one ingest (RAG_MAX_INGEST_BYTES). Split the corpus and ingest the parts one by one, "
+                    "for one ingest (RAG_STORAGE__MAX_INGEST_BYTES). Split the corpus and ingest the parts one by one, "
                     "or raise the limit."
                 )
             self.bytes_left -= n
@@ -61,7 +61,7 @@ class Limits:
             if self.records_left <= 0:
                 raise CorpusError(
                     f"{path}: this ingest holds more than {self.max_records:,} records, the limit for one ingest "
-                    "(RAG_MAX_INGEST_RECORDS). Split the corpus and ingest the parts one by one, or raise the limit."
+                    "(RAG_STORAGE__MAX_INGEST_RECORDS). Split the corpus and ingest the parts one by one, or raise the limit."
                 )
             self.records_left -= 1
 
@@ -69,7 +69,7 @@ class Limits:
         if self.max_chars is not None and len(text) > self.max_chars:
             raise CorpusError(
                 f"{path}:{where}: the abstract is {len(text):,} characters long; the limit is {self.max_chars:,} "
-                "(RAG_MAX_ABSTRACT_CHARS). Is it really one abstract? Nothing was ingested."
+                "(RAG_STORAGE__MAX_ABSTRACT_CHARS). Is it really one abstract? Nothing was ingested."
             )
 
 

@@ -60,7 +60,7 @@ class Ingest:
 
     def __init__(self, index):
         self.index = index
-        self.settings = index.settings
+        self.storage = index.storage
         self.wrote = False
         self.vectors: dict[str, str] = {}  # paper id -> vector_hash, for the paper records written
 
@@ -87,8 +87,8 @@ class Ingest:
 
     def run(self, papers: list[Paper], embedder, progress: bool, on_progress=None) -> IngestReport:
         t0 = time.perf_counter()
-        s, index = self.settings, self.index
-        splitter = make_splitter(s.storage.chunk_size, s.storage.chunk_overlap)
+        s, index = self.storage, self.index
+        splitter = make_splitter(s.chunk_size, s.chunk_overlap)
         rep = IngestReport(papers=len(papers))
         ids = [p.paper_id for p in papers]
         if len(set(ids)) != len(ids):
@@ -105,8 +105,8 @@ class Ingest:
         moved: list[tuple[Paper, str, int]] = []
         relabel: list[tuple[Paper, str, int]] = []
         shape = (
-            s.storage.chunk_size,
-            s.storage.chunk_overlap,
+            s.chunk_size,
+            s.chunk_overlap,
             embedder.name,
             getattr(embedder, "max_seq_length", None),
         )
@@ -128,7 +128,7 @@ class Ingest:
                 todo.append((p, digest, chunk_paper(p, splitter)))
 
         total = sum(len(c) for _, _, c in todo)
-        bundle = VectorBundle.load(s.storage.vector_bundle) if todo else None
+        bundle = VectorBundle.load(s.vector_bundle) if todo else None
         if on_progress:
             on_progress(0, total)
         # closed on a failure too, so an error prints on its own line, not on the bar's
@@ -173,7 +173,7 @@ class Ingest:
         """Delete chunk records no paper record accounts for (two ingests of two versions of a paper that
         raced, or an ingest killed before its commit marker) and return how many: only when the store holds
         more chunk records than its papers' `n_chunks` add up to, so the usual cost is one metadata read."""
-        index, page = self.index, self.settings.storage.store_page
+        index, page = self.index, self.storage.store_page
         expected = 0
         for offset in range(0, index.paper_count(), page):
             got = index.papers.get(include=["metadatas"], limit=page, offset=offset)
@@ -229,7 +229,7 @@ class Ingest:
         for item in todo:
             group.append(item)
             n += len(item[2])
-            if n >= self.settings.storage.ingest_block:
+            if n >= self.storage.ingest_block:
                 yield group
                 group, n = [], 0
         if group:

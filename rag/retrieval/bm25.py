@@ -47,7 +47,7 @@ def _snapshot(index: Index, cache_dir: Path) -> tuple[dict, list, tuple | None]:
     took 2-2.5 s of every cold `rag list`, the file 0.2 s. The file is this data dir's own cache, as the
     Chroma store beside it. A store with no generation marker (written before it existed) is read each time."""
     gen = index.generation()
-    state = (index.settings.storage.collection, gen, index.count(), index.paper_count())
+    state = (index.storage.collection, gen, index.count(), index.paper_count())
     key = hashlib.sha256(repr(state).encode()).hexdigest()[:16]
     path = cache_dir / f"snapshot-{key}.pkl"
     if gen and path.is_file():
