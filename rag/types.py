@@ -5,6 +5,7 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -54,6 +55,17 @@ class Paper:
         if not _OPENREVIEW_ID.fullmatch(self.paper_id):
             return None
         return f"https://openreview.net/forum?id={self.paper_id}"
+
+    def card(self) -> dict[str, Any]:
+        """The paper's record in a JSON list (`rag list --json`, the author view): no abstract."""
+        return {
+            "paper_id": self.paper_id,
+            "title": self.title,
+            "decision": self.decision,
+            "primary_area": html.unescape(self.primary_area) if self.primary_area else None,
+            "authors": list(self.authors or []),
+            "url": self.url,
+        }
 
 
 @dataclass

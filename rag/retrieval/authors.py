@@ -10,7 +10,6 @@ matched, so "Tao" shows it is several people.
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,17 +45,7 @@ class AuthorView:
             "matched": self.matched,
             "count": len(self.papers),
             "by_decision": self.by_decision(),
-            "papers": [
-                {
-                    "paper_id": p.paper_id,
-                    "title": p.title,
-                    "decision": p.decision,
-                    "primary_area": html.unescape(p.primary_area) if p.primary_area else None,
-                    "authors": list(p.authors or []),
-                    "url": p.url,
-                }
-                for p in self.papers
-            ],
+            "papers": [p.card() for p in self.papers],
             "coauthors": [{"name": n, "papers": k} for n, k in self.coauthors],
         }
 

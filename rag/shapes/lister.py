@@ -34,17 +34,7 @@ class Listed:
     score: float
 
     def to_json(self) -> dict:
-        p = self.paper
-        return {
-            "paper_id": p.paper_id,
-            "title": p.title,
-            "decision": p.decision,
-            "primary_area": html.unescape(p.primary_area) if p.primary_area else None,
-            "authors": list(p.authors or []),
-            "url": p.url,
-            "quote": self.quote,
-            "score": round(self.score, 4),
-        }
+        return {**self.paper.card(), "quote": self.quote, "score": round(self.score, 4)}
 
 
 @dataclass
