@@ -35,12 +35,90 @@ ENGINE_MODES = ("hybrid", "dense", "bm25")
 
 
 def fuse(
-    sides: dict, dense_weight: float, bm25_weight: float, rrf_k: int, named_boost: float = 0.0
+    sides: dict | Trace,
+    dense_weight: float,
+    bm25_weight: float,
+    rrf_k: int,
+    named_boost: float = 0.0,
+    paper_weight: float | None = None,
 ) -> list[str]:
-    """Paper ids best first, the traced retrieval re-fused with these weights (ties: first seen)."""
+    """Paper ids best first, the traced retrieval re-fused with these weights (ties: first seen). The paper
+    side is re-weighted only when it was traced (run with a tiny `paper_weight` to sweep it)."""
     weights = {"dense": dense_weight, "bm25": bm25_weight}
-    scores = Trace.from_json(sides).scores(weights, rrf_k, named_boost)
+    if paper_weight is not None:
+        weights["paper"] = paper_weight
+    scores = (sides if isinstance(sides, Trace) else Trace.from_json(sides)).scores(
+        weights, rrf_k, named_boost
+    )
     return sorted(scores, key=lambda p: -scores[p])
+
+
+FUSION_GRID = {
+    "bm25_weight": (0.6, 1.0, 1.5, 2.0, 2.5, 3.5),
+    "paper_weight": (0.0, 0.5, 1.0),
+    "rrf_k": (5, 10, 20, 60),
+    "named_boost": (0.0, 1.0, 2.0),
+}
+
+
+def fusion_lofo(runs: dict[str, Sequence[dict]], current: dict, grid: dict = FUSION_GRID) -> dict:
+    """Fusion weights chosen leaving one question file out: for each run (one question file at one scale),
+    the grid point with the best mean hit@1 (then MRR) over the other runs, scored on the run left out, beside
+    the current weights. Replayed on the dumped traces; the term cover's moves are not replayed."""
+    import itertools
+
+    points = [dict(zip(grid, v)) for v in itertools.product(*grid.values())]
+    cur = {k: current[k] for k in grid}
+    if cur not in points:
+        points.append(cur)
+    traced = {
+        name: [
+            (Trace.from_json(r["sides"]), [frozenset(k) for k in r["gold_keys"]])
+            for r in rows
+            if r.get("answerable") and r.get("sides") and r.get("gold_keys") and not r.get("error")
+        ]
+        for name, rows in runs.items()
+    }
+    traced = {k: v for k, v in traced.items() if v}
+
+    def score(p: dict, rows) -> tuple[float, float]:
+        h1 = rr = 0.0
+        for tr, gold in rows:
+            ids = fuse(tr, 1.0, p["bm25_weight"], p["rrf_k"], p["named_boost"], p["paper_weight"])
+            ranks = gold_ranks(_papers(ids), gold)
+            h1, rr = h1 + hit_at_k(ranks, 1), rr + reciprocal_rank(ranks)
+        return h1 / len(rows), rr / len(rows)
+
+    table = {name: [score(p, rows) for p in points] for name, rows in traced.items()}
+    i_cur = points.index(cur)
+
+    def mean(names, i: int, m: int = 0) -> float:
+        return sum(table[n][i][m] for n in names) / len(names)
+
+    per_run = []
+    for name in sorted(traced):
+        others = [o for o in traced if o != name]
+        pick = max(range(len(points)), key=lambda i: (mean(others, i), mean(others, i, 1)))
+        per_run.append(
+            {
+                "run": name,
+                "n": len(traced[name]),
+                "current": dict(zip(("hit_at_1", "mrr"), table[name][i_cur])),
+                "chosen": points[pick],
+                "held_out": dict(zip(("hit_at_1", "mrr"), table[name][pick])),
+            }
+        )
+    gains = [r["held_out"]["hit_at_1"] - r["current"]["hit_at_1"] for r in per_run]
+    best = sorted(range(len(points)), key=lambda i: -mean(traced, i))[:5]
+    return {
+        "current": cur,
+        "runs": per_run,
+        "mean_gain_hit_at_1": sum(gains) / len(gains) if gains else None,
+        "runs_worse": sum(g < -1e-9 for g in gains),
+        "runs_better": sum(g > 1e-9 for g in gains),
+        "best_in_sample": [{**points[i], "macro_hit_at_1": mean(traced, i)} for i in best],
+        "current_macro_hit_at_1": mean(traced, i_cur),
+    }
 
 
 def _papers(ids: Sequence[str]) -> list[dict]:

@@ -527,4 +527,5 @@ def setting_flags() -> set[str]:
 app.command("eval")(cli_eval.eval_cmd)
 app.command("eval-lists")(cli_eval.eval_lists_cmd)
 app.command("eval-fit")(cli_eval.eval_fit_cmd)
+app.command("eval-fusion")(cli_eval.eval_fusion_cmd)
 app.command()(cli_eval.bench)

@@ -155,6 +155,44 @@ def eval_fit_cmd(
 
 
 @friendly
+def eval_fusion_cmd(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="`rag eval` run folders (rows.jsonl with traces), one per question file and scale."
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Report file (JSON).")] = Path("eval/out/fusion-lofo.json"),
+):
+    """Sweep the fusion weights over the retriever's traces, leaving one question file out: is a weight change
+    better on the files it was not chosen on? Run `rag eval` with RAG_RETRIEVAL__PAPER_WEIGHT=0.000001 to
+    trace the paper side too."""
+    from eval.calibrate import fusion_lofo
+    from rag.errors import UserError
+
+    s = Settings().retrieval
+    rows = {}
+    for d in runs:
+        f = d / "rows.jsonl"
+        if not f.exists():
+            raise UserError(f"{f} does not exist: give `rag eval` run folders.")
+        rows[d.name] = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+    current = {"bm25_weight": s.bm25_weight, "paper_weight": s.paper_weight, "rrf_k": s.rrf_k}
+    rep = fusion_lofo(rows, {**current, "named_boost": s.named_boost})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rep, indent=1))
+    for r in rep["runs"]:
+        typer.echo(
+            f"{r['run']:40s} n={r['n']:4d} current hit@1 {r['current']['hit_at_1']:.3f} | chosen on the others "
+            f"{r['chosen']} hit@1 {r['held_out']['hit_at_1']:.3f}"
+        )
+    typer.echo(
+        f"held-out change in hit@1: mean {rep['mean_gain_hit_at_1']:+.4f}; "
+        f"{rep['runs_better']} runs better, {rep['runs_worse']} worse -> {out}"
+    )
+
+
+@friendly
 @with_settings("threads")
 def bench(
     corpus: Annotated[str | None, typer.Option(help="Larger corpus for the scale figures (JSONL).")] = None,
