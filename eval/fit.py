@@ -90,7 +90,8 @@ def decide(model: dict, r: dict) -> tuple[bool, bool]:
     """(refused, caveat on what was asked) of one row under a fitted model, replayed from its signals."""
     rm, ri, rbar = model["refuse"]
     refused = float(_p(rm, ri, np.array([[r["signals"].get(k, 1.0) for k in REFUSE]]))[0]) >= rbar
-    terms = any(c["code"] == "term_absent" for c in r.get("caveats") or [])
+    # caveats no fitted bar decides: a name no abstract mentions, a follow-up's paper that never mentions it
+    terms = any(c["code"] in ("term_absent", "not_in_followed") for c in r.get("caveats") or [])
     lists = any(c["code"] == "partial_match" for c in r.get("caveats") or []) and not r.get("parts")
     px = part_xs(r)
     cm, ci, cbar = model["caveat"]

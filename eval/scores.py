@@ -22,7 +22,7 @@ from eval.metrics import (
 
 SPECIFIC_TYPES = ("factoid", "multi", "followup", "paraphrase")
 # caveats that say something asked is not in the evidence (rag.types.MISSING_CODES; eval imports no rag)
-MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
+MISSING_CODES = frozenset({"term_absent", "no_number", "not_stated", "partial_match", "not_in_followed"})
 
 
 # ------------------------------------------------------------------ rows -> report

@@ -148,3 +148,12 @@ def test_shape_scores_count_switches_answered_about_the_new_paper_and_list_recal
     sc = shape_scores(rows)
     assert sc["topic_switch_new_paper"] == pytest.approx(1 / 3) and sc["topic_switch_n"] == 3
     assert sc["list_gold_named"] == pytest.approx(0.75) and sc["list_n"] == 2
+
+
+def test_the_eval_counts_the_caveats_the_product_calls_missing():
+    """eval/scores.py keeps its own copy of the codes (eval reads rows, not rag): it must not drift from
+    rag.types, or a caveat the user reads as "this is not stated" is counted as no caveat."""
+    from eval.scores import MISSING_CODES
+    from rag.types import MISSING_CODES as PRODUCT
+
+    assert MISSING_CODES == PRODUCT
