@@ -277,6 +277,19 @@ def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lac
     assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
 
 
+def test_a_paper_described_after_another_is_a_switch_with_no_line_about_the_first(seed_engine):
+    """ "The work that scales … — how large do they go?" describes another paper: its "they" is that paper,
+    so the answer is about it and no line says the paper discussed before lacks the words."""
+    first = seed_engine.ask("What does EvoGen do?")
+    ans = seed_engine.ask(
+        "The work that scales neural solvers to large vehicle routing problems — how large do they go?",
+        first.as_turns(),
+    )
+    assert not ans.refused and ans.leaned_on is None
+    assert not [c for c in ans.caveats if c.code == "not_in_followed"]
+    assert "routing" in ans.citations[0].title.lower()
+
+
 def test_the_stream_object_gives_its_sources_first_and_its_answer_when_drained(seed_engine):
     from rag.types import AnswerStream, Retrieved
 

@@ -65,6 +65,14 @@ _CLAUSE = re.compile(
     r"[?;]\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|who|when|where|why|does|do|did|is|are)\b)", re.I
 )
 
+# a paper described by what it does: "the work that …", "the re-ID paper —", "that planning approach mixing …"
+_DESCRIBED = re.compile(
+    r"\b(?:the|that|this)\s+(?:[\w-]+\s+){0,4}?(?:paper|work|method|approach|study|one|benchmark|framework|model|"
+    r"system|setup|analysis|network|solver|detector|dataset)\b\s*(?:that|which|where|who|on|about|for|with|using|in|"
+    r"from|of|—|-|,)",
+    re.I,
+)
+
 
 def words(text: str) -> list[str]:
     """The text's words, lowercase, curly apostrophes straightened."""
@@ -481,9 +489,11 @@ class Reader:
             return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
         if gain >= c.switch_min_gain and n >= c.switch_min_words:
-            # read alone; words that lean ("does it also …") are told that the paper followed lacks these
+            # read alone; words that lean ("does it also …") are told that the paper followed lacks these, unless
+            # they describe another paper ("the work that …": a switch, and their "they" is that paper)
             lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
-            return None, "alone", gain, (f[0].paper, tuple(lacks)) if said else ()
+            pointed = said and not _DESCRIBED.search(asked)
+            return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed else ()
         if gain <= -c.follow_min_gain:
             return base, "follow-up", gain, ()
         return (base, "follow-up", gain, ()) if said else (None, "alone", gain, ())
