@@ -54,17 +54,19 @@ def topic_filters(topic: dict):
     return Filters.of(*(fs.get(k) for k in ("decision", "area", "author")))
 
 
-def run_topics(retriever, topics: list[dict], progress: bool = True) -> tuple[list[dict], float]:
+def run_topics(retriever, settings, topics: list[dict], progress: bool = True) -> tuple[list[dict], float]:
     """List every topic with no bar: rows of (paper id, score) best first, candidates and seconds."""
     from rag.shapes.lister import list_papers
 
     t0 = time.perf_counter()
-    list_papers(retriever, "warm-up topic")  # BM25 load and first-call costs, not a list's time
+    list_papers(retriever, settings, "warm-up topic")  # BM25 load and first-call costs, not a list's time
     warm = time.perf_counter() - t0
     rows = []
     for t in topics:
         # every candidate with its score (no bar), from the pool as deep as the settings' bar takes it
-        res = list_papers(retriever, t["topic"], topic_filters(t), check_coverage=False, bar=float("-inf"))
+        res = list_papers(
+            retriever, settings, t["topic"], topic_filters(t), check_coverage=False, bar=float("-inf")
+        )
         rows.append(
             {
                 "id": t["id"],
@@ -88,7 +90,7 @@ def _label(paper, rel: set[str], neg: set[str], f) -> float:
     return 1.0 if paper.paper_id in rel else 0.0 if paper.paper_id in neg else float("nan")
 
 
-def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1.0) -> dict:
+def fit_model(retriever, settings, topics: list[dict], progress: bool = True, c: float = 1.0) -> dict:
     """The lister's logistic model (rag.shapes.list_score), fitted on the judged candidates of `topics` (the
     calibration half), and its bar chosen by leave-one-topic-out: each topic scored by a model fitted on
     the others, the bar with the best `balance` of mean recall and judged precision. Returns the settings
@@ -103,8 +105,8 @@ def fit_model(retriever, topics: list[dict], progress: bool = True, c: float = 1
     for t in topics:
         # scored on the unfiltered pool as `rag list` is; a paper outside the topic's filter has no label
         f = topic_filters(t)
-        hits = candidates(retriever, t["topic"], Filters())
-        feats = candidate_features(retriever, t["topic"], hits)
+        hits = candidates(retriever, settings, t["topic"], Filters())
+        feats = candidate_features(retriever, settings, t["topic"], hits)
         rel, neg = set(t["relevant"]), set(t["judged_not_relevant"])
         y = np.array([_label(h.paper, rel, neg, f) for h in hits])
         data.append((feats, np.column_stack([feats[k] for k in FEATURES]), y, len(rel)))
@@ -234,15 +236,19 @@ def main(
         raise UserError("Two topics share an id: give topic files with distinct ids.")
     index = Index(settings.storage)
     index.require()
-    retriever = Retriever(index, QueryEmbedder(settings), settings)  # as `rag list` runs
+    # as `rag list` runs
+    retriever = Retriever(
+        index, QueryEmbedder(settings.storage), settings.retrieval, settings.generation.context_papers
+    )
     fitted = None
     if fit:
-        fitted = fit_model(retriever, [t for t in topics if t.get("split") == "calibration"], progress)
+        fitted = fit_model(
+            retriever, settings, [t for t in topics if t.get("split") == "calibration"], progress
+        )
         (out / "lister_model.json").write_text(json.dumps(fitted, indent=2) + "\n")
         keep = ("lister_model", "lister_model_intercept", "lister_min_score")
         settings = settings.replace(lists={k: fitted[k] for k in keep} | {"lister_scoring": "model"})
-        retriever.settings = settings
-    rows, warm = run_topics(retriever, topics, progress)
+    rows, warm = run_topics(retriever, settings, topics, progress)
     cal = [r for r in rows if r["split"] == "calibration"]
     chosen, sweep = choose_bar(cal, by_id)
     used = settings.lists.lister_min_score if bar is None else bar
@@ -274,8 +280,8 @@ def main(
         "all": summarize(rows, by_id, used),
     }
     if absent and Path(absent).is_file():
-        retriever.settings = settings.replace(lists={"lister_min_score": used})
-        report["coverage"] = coverage(retriever, topics, load_absent(absent))
+        at = settings.replace(lists={"lister_min_score": used})
+        report["coverage"] = coverage(retriever, at, topics, load_absent(absent))
     report["settings"]["data_dir"] = str(report["settings"]["data_dir"])
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     with (out / "rows.jsonl").open("w") as fh:
@@ -285,14 +291,14 @@ def main(
     return report
 
 
-def coverage(retriever, topics: list[dict], absent: list[dict]) -> dict:
+def coverage(retriever, settings, topics: list[dict], absent: list[dict]) -> dict:
     """`rag list` as a user runs it (rag.shapes.lister.find: the bar, then the empty-list check): which gold topics
     come back empty (none should) and which topics no paper is about do (all should); an empty list is
     given with the words its closest papers lack (or "-" when none clears the bar)."""
     from rag.shapes.lister import find
 
     def lacking(t: dict) -> list[str]:
-        res = find(retriever, t["topic"], topic_filters(t))
+        res = find(retriever, settings, t["topic"], topic_filters(t))
         return [] if res.papers else (res.lacking or ["-"])
 
     gold = {t["id"]: lacking(t) for t in topics}

@@ -516,7 +516,9 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
 
     s = Settings(**({"storage": {"data_dir": data_dir}} if data_dir else {}))
     s = s.replace(storage={"collection": s.storage.conference_collection})
-    retriever = Retriever(Index(s.storage), QueryEmbedder(s), s)
+    retriever = Retriever(
+        Index(s.storage), QueryEmbedder(s.storage), s.retrieval, s.generation.context_papers
+    )
     model = Relevance.load(path)
     files = [
         DEFAULT_TOPICS,
@@ -526,7 +528,7 @@ def evaluate(path: Path, data_dir: str | None, floor: float = 0.3) -> dict:
     topics = [t for f in files for t in load_topics(f)]
     data, calls, spent = {}, [], 0.0
     for t in topics:  # (model probability, relevance probability, label) per candidate at the floor
-        res = list_papers(retriever, t["topic"], topic_filters(t), check_coverage=False, bar=float("-inf"))
+        res = list_papers(retriever, s, t["topic"], topic_filters(t), check_coverage=False, bar=float("-inf"))
         near = [x for x in res.papers if x.score >= floor]
         t0 = time.perf_counter()
         rel = model.classify([(t["topic"], passage(x.paper)) for x in near])

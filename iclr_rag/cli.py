@@ -356,7 +356,12 @@ def _retriever(settings: Settings):
     from rag.models.minilm import QueryEmbedder
     from rag.retrieval.retrieve import Retriever
 
-    return Retriever(_open_index(settings), QueryEmbedder(settings), settings)
+    return Retriever(
+        _open_index(settings),
+        QueryEmbedder(settings.storage),
+        settings.retrieval,
+        settings.generation.context_papers,
+    )
 
 
 CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the list as CSV here.")]
@@ -448,7 +453,7 @@ def _list(settings, topic, filters, json_out, csv_file, bibtex, markdown, limit)
 
     if topic.strip():
         topic = validate_question(topic, settings.grounding.max_question_chars)
-    res = find(_retriever(settings), topic, filters, limit=limit)
+    res = find(_retriever(settings), settings, topic, filters, limit=limit)
     if res.detected:
         read = Filters(**{k: getattr(res.filters, k) for k in res.detected})
         echo(f"(filter from the topic: {read.describe()})", err=True)

@@ -47,7 +47,9 @@ class Engine:
         self.settings = settings
         self.embedder = embedder or get_embedder(settings)
         self.index = index or Index(settings.storage)
-        self.retriever = retriever or Retriever(self.index, self.embedder, settings)
+        self.retriever = retriever or Retriever(
+            self.index, self.embedder, settings.retrieval, settings.generation.context_papers
+        )
         self.judge = Judge(
             self.embedder, settings.grounding.judge_cos_weight, settings.grounding.judge_mismatch_penalty
         )

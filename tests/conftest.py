@@ -298,9 +298,14 @@ def sample_data_dir(tmp_path_factory, embedder, sample_papers) -> Path:
 
 
 @pytest.fixture
-def sample_retriever(sample_data_dir, embedder):
+def sample_settings(sample_data_dir):
+    return make_settings(sample_data_dir)
+
+
+@pytest.fixture
+def sample_retriever(sample_settings, embedder):
     from rag.index.index import Index
     from rag.retrieval.retrieve import Retriever
 
-    s = make_settings(sample_data_dir)
-    return Retriever(Index(s.storage), embedder, s)
+    s = sample_settings
+    return Retriever(Index(s.storage), embedder, s.retrieval, s.generation.context_papers)

@@ -82,12 +82,14 @@ def test_cli_author_prints_papers_decisions_areas_and_coauthors(sample_data_dir,
 
 
 @pytest.mark.parametrize("typed", ["", "papers by {name}"])
-def test_find_with_an_author_and_no_topic_shows_the_author_view(sample_retriever, sample_papers, typed):
+def test_find_with_an_author_and_no_topic_shows_the_author_view(
+    sample_retriever, sample_settings, sample_papers, typed
+):
     name = _most_published(sample_papers, 1)[0]
     if typed:  # the author read from the topic box
-        found = find.find(sample_retriever, typed.format(name=name), find.ANY, find.ANY, "")
+        found = find.find(sample_retriever, sample_settings, typed.format(name=name), find.ANY, find.ANY, "")
     else:  # the author box alone
-        found = find.find(sample_retriever, "", find.ANY, find.ANY, name)
+        found = find.find(sample_retriever, sample_settings, "", find.ANY, find.ANY, name)
     assert found.error is None
     assert {x.paper.paper_id for x in found.result.papers} == _listing(sample_papers, name)
     html = find.render_summary(found)

@@ -41,7 +41,7 @@ def test_server_mode_uses_the_same_code(chroma_server, tmp_path, embedder, seed_
     assert again.added == 0 and again.skipped == rep.chunks
     from rag.retrieval.retrieve import Retriever
 
-    hits = Retriever(Index(s.storage), embedder, s).retrieve("What does Celcomen do?", 3, "hybrid")
+    hits = Retriever(Index(s.storage), embedder, s.retrieval).retrieve("What does Celcomen do?", 3, "hybrid")
     assert (hits[0].paper.source_file, hits[0].paper.index) == ("000_e01d3feec203c69d.txt", 1)
 
 

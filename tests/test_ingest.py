@@ -195,7 +195,7 @@ def test_the_same_papers_from_another_file_are_relabelled_not_embedded_again(tmp
     assert {p.source_file for p in papers.values()} == {"new.jsonl"} and papers[
         "P0"
     ].decision == "Accept (Oral)"
-    hits = Retriever(index, embedder, settings).retrieve("speech recognition", 2)
+    hits = Retriever(index, embedder, settings.retrieval).retrieve("speech recognition", 2)
     assert hits[0].paper.paper_id == "P2" and hits[0].paper.source_file == "new.jsonl"
     assert all(c.text for h in hits for c in h.chunks)  # chunk texts still cut from the abstracts
     # a third run finds everything current; a changed text is embedded again

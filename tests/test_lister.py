@@ -26,9 +26,9 @@ def check_shape(out: dict, texts: dict[str, str]) -> None:
         assert p["quote"] and p["quote"] in texts[p["paper_id"]]
 
 
-def test_list_papers(sample_retriever, sample_papers):
+def test_list_papers(sample_retriever, sample_settings, sample_papers):
     texts = {p.paper_id: p.text for p in sample_papers}
-    res = list_papers(sample_retriever, "reinforcement learning")
+    res = list_papers(sample_retriever, sample_settings, "reinforcement learning")
     out = res.to_json()
     check_shape(out, texts)
     assert out["count"] >= 3
@@ -44,10 +44,10 @@ def test_cli_list_says_when_limit_shows_only_the_first_papers(sample_data_dir):
     assert r.output.count("\n   “") == 2
 
 
-def test_list_filtered(sample_retriever, sample_papers):
+def test_list_filtered(sample_retriever, sample_settings, sample_papers):
     texts = {p.paper_id: p.text for p in sample_papers}
     f = Filters("accepted")
-    out = list_papers(sample_retriever, "language models", f, limit=5).to_json()
+    out = list_papers(sample_retriever, sample_settings, "language models", f, limit=5).to_json()
     check_shape(out, texts)
     assert 0 < out["count"] <= 5
     assert all(p["decision"].startswith("Accept") for p in out["papers"])
@@ -56,31 +56,34 @@ def test_list_filtered(sample_retriever, sample_papers):
 @pytest.mark.parametrize(
     "f", [Filters("accepted"), Filters("rejected"), Filters(area="reinforcement learning")]
 )
-def test_a_filter_only_removes_papers_it_never_moves_the_bar(sample_retriever, f):
+def test_a_filter_only_removes_papers_it_never_moves_the_bar(sample_retriever, sample_settings, f):
     # scored on the unfiltered pool: the filtered list is the unfiltered one's matching papers, same scores
     whole = {
-        x.paper.paper_id: x.score for x in list_papers(sample_retriever, "reinforcement learning").papers
+        x.paper.paper_id: x.score
+        for x in list_papers(sample_retriever, sample_settings, "reinforcement learning").papers
     }
     part = {
-        x.paper.paper_id: x.score for x in list_papers(sample_retriever, "reinforcement learning", f).papers
+        x.paper.paper_id: x.score
+        for x in list_papers(sample_retriever, sample_settings, "reinforcement learning", f).papers
     }
     assert part and part == {pid: sc for pid, sc in whole.items() if pid in part}
     matching = {pid for pid in whole if f.matches(sample_retriever.bm25().papers[pid])}
     assert set(part) == matching
 
 
-def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(sample_retriever, sample_data_dir):
-    s = sample_retriever.settings
-    whole = list_papers(sample_retriever, "reinforcement learning")
+def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(
+    sample_retriever, sample_settings, sample_data_dir
+):
+    s = sample_settings
+    whole = list_papers(sample_retriever, s, "reinforcement learning")
     assert whole.complete and whole.found > 6
     # a pool a few chunks deep doubles until its last quarter stops clearing: a stopping rule, so it finds
     # the whole list's papers but for one or two that rank deeper than where the tail stopped clearing
-    sample_retriever.settings = s.replace(lists={"lister_candidates": 4})
-    deep = list_papers(sample_retriever, "reinforcement learning")
+    deep = list_papers(sample_retriever, s.replace(lists={"lister_candidates": 4}), "reinforcement learning")
     found, all_ = {x.paper.paper_id for x in deep.papers}, {x.paper.paper_id for x in whole.papers}
     assert deep.complete and found <= all_ and len(found) >= 0.9 * len(all_)
-    sample_retriever.settings = s.replace(lists={"lister_candidates": 4, "lister_max_candidates": 4})
-    cut = list_papers(sample_retriever, "reinforcement learning")
+    four = s.replace(lists={"lister_candidates": 4, "lister_max_candidates": 4})
+    cut = list_papers(sample_retriever, four, "reinforcement learning")
     assert not cut.complete and cut.found < whole.found
     args = ["list", "reinforcement learning", "--data-dir", str(sample_data_dir)]
     env = {"RAG_LISTS__LISTER_CANDIDATES": "4", "RAG_LISTS__LISTER_MAX_CANDIDATES": "4"}
@@ -94,7 +97,7 @@ def test_a_broad_topic_looks_deeper_and_says_at_least_when_it_stops(sample_retri
 
 def test_a_pool_holding_every_paper_is_complete(seed_engine):
     # 38 papers, most of them "machine learning": the pool holds them all, so nothing lies deeper
-    res = list_papers(seed_engine.retriever, "machine learning")
+    res = list_papers(seed_engine.retriever, seed_engine.settings, "machine learning")
     assert res.candidates == len(seed_engine.retriever.bm25().papers) and res.complete and res.found > 10
 
 
@@ -110,13 +113,19 @@ def test_cli_list_json_and_exports(sample_data_dir, sample_papers, tmp_path):
     assert bib.read_text().count("@") >= out["count"]
 
 
-def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample_retriever, sample_data_dir):
+def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(
+    sample_retriever, sample_settings, sample_data_dir
+):
     """The closest papers of an absent topic are no list: each lacks the topic's own word. A real topic
     of the sample keeps its list, and the JSON of an empty list is the same shape with count 0."""
-    absent = list_papers(sample_retriever, "knitting pattern generation with diffusion models")
+    absent = list_papers(
+        sample_retriever, sample_settings, "knitting pattern generation with diffusion models"
+    )
     assert absent.papers == [] and "knitting" in absent.lacking and absent.to_json()["count"] == 0
-    assert list_papers(sample_retriever, "knitting pattern generation", check_coverage=False).papers
-    present = list_papers(sample_retriever, "diffusion models")
+    assert list_papers(
+        sample_retriever, sample_settings, "knitting pattern generation", check_coverage=False
+    ).papers
+    present = list_papers(sample_retriever, sample_settings, "diffusion models")
     assert present.papers and present.lacking == []
     topic = "knitting pattern generation with diffusion models"
     r = CliRunner().invoke(app, ["list", topic, "--data-dir", str(sample_data_dir)])
@@ -129,14 +138,16 @@ def test_a_topic_no_paper_is_about_lists_nothing_and_says_what_is_missing(sample
 
 
 def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(
-    sample_retriever, monkeypatch
+    sample_retriever, sample_settings, monkeypatch
 ):
     """ "recognition and translation": a paper on either covers its word; only words every one of the best
     papers lacks empty the list, in the topic's order (rag.grounding.gaps faked: the rule over its gaps is tested)."""
     import rag.grounding.gaps
     from rag.shapes.lister import uncovered
 
-    listed = list_papers(sample_retriever, "reinforcement learning", check_coverage=False).papers[:3]
+    listed = list_papers(
+        sample_retriever, sample_settings, "reinforcement learning", check_coverage=False
+    ).papers[:3]
     assert len(listed) == 3
     topic = "knitting pattern recognition and translation"
     monkeypatch.setattr(rag.grounding.gaps, "unknown_words", lambda *a: [])
@@ -158,11 +169,11 @@ def test_a_topic_is_covered_when_each_word_is_covered_by_one_of_the_best_papers(
     ]
     for gaps, lacking in cases:
         monkeypatch.setattr(rag.grounding.gaps, "missing_aspects", lambda *a, g=gaps: g)
-        assert uncovered(sample_retriever, topic, listed) == lacking
+        assert uncovered(sample_retriever, sample_settings, topic, listed) == lacking
     # no word that every text lacks: nothing is embedded or read further
     monkeypatch.setattr(rag.grounding.gaps, "absent_words", lambda *a: set())
     monkeypatch.setattr(rag.grounding.gaps, "missing_aspects", lambda *a: pytest.fail("embedded for nothing"))
-    assert uncovered(sample_retriever, topic, listed) == []
+    assert uncovered(sample_retriever, sample_settings, topic, listed) == []
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ def test_list_eval_scores_judged_precision_and_chooses_bar():
 
 
 def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
-    sample_retriever, sample_papers
+    sample_retriever, sample_settings, sample_papers
 ):
     """Topics judged by a rule a reader could apply (the topic word in the title: relevant; in the abstract
     only: not): the fitted model lists the title papers above the others, and its settings run the lister."""
@@ -48,27 +48,28 @@ def test_fit_model_fits_on_the_given_topics_and_chooses_its_bar_leaving_one_out(
         topics.append(
             {"id": f"x{i}", "topic": word, "relevant": rel, "judged_not_relevant": neg, "filters": {}}
         )
-    fitted = fit_model(sample_retriever, topics, progress=False)
+    fitted = fit_model(sample_retriever, sample_settings, topics, progress=False)
     assert set(fitted["lister_model"]) == set(FEATURES)
     assert fitted["lister_min_score"] in [row["bar"] for row in fitted["leave_one_topic_out"]]
     best = max(fitted["leave_one_topic_out"], key=balance)
     assert balance(best) > 0.5 and best["f1"] > 0.5
-    s = sample_retriever.settings.replace(
+    s = sample_settings.replace(
         lists={k: fitted[k] for k in ("lister_model", "lister_model_intercept", "lister_min_score")}
     )
-    sample_retriever.settings = s
-    listed = list_papers(sample_retriever, "diffusion").papers
+    listed = list_papers(sample_retriever, s, "diffusion").papers
     assert listed and all(0.0 <= x.score <= 1.0 and x.score >= s.lists.lister_min_score for x in listed)
     titled = sum(1 for x in listed if "diffusion" in (x.paper.title or "").lower())
     assert titled / len(listed) > 0.5
 
 
-def test_coverage_counts_gold_topics_emptied_and_absent_topics_listing_nothing(sample_retriever, tmp_path):
+def test_coverage_counts_gold_topics_emptied_and_absent_topics_listing_nothing(
+    sample_retriever, sample_settings, tmp_path
+):
     from eval.lists import coverage, load_absent
 
     path = tmp_path / "absent.jsonl"
     path.write_text('{"id": "a1", "topic": "knitting pattern generation with diffusion models"}\n')
     gold = [{"id": "g1", "topic": "diffusion models", "filters": {}}]
-    c = coverage(sample_retriever, gold, load_absent(path))
+    c = coverage(sample_retriever, sample_settings, gold, load_absent(path))
     assert c["gold_n"] == 1 and c["gold_emptied"] == {}
     assert c["absent_n"] == 1 and c["absent_emptied"] == 1 and "knitting" in c["absent"]["a1"]

@@ -28,13 +28,20 @@ CASES = [
 
 
 @pytest.mark.parametrize(("topic", "filters"), CASES)
-def test_find_and_rag_list_give_the_same_list(sample_retriever, sample_data_dir, topic, filters):
+def test_find_and_rag_list_give_the_same_list(
+    sample_retriever, sample_settings, sample_data_dir, topic, filters
+):
     flags = [x for k, v in filters.items() for x in (f"--{k}", v)]
     r = CliRunner().invoke(app, ["list", topic, "--json", "--data-dir", str(sample_data_dir), *flags])
     assert r.exit_code == 0, r.output
     cli = json.loads(r.stdout)
     found = find.find(
-        sample_retriever, topic, filters.get("decision", find.ANY), filters.get("area", find.ANY), ""
+        sample_retriever,
+        sample_settings,
+        topic,
+        filters.get("decision", find.ANY),
+        filters.get("area", find.ANY),
+        "",
     )
     assert found.error is None
     listed = found.result.to_json()
@@ -59,7 +66,7 @@ def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, top
 
     eng = Engine(make_settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
     ans = eng.ask(question)
-    found = find.find(eng.retriever, topic, filters.get("decision", find.ANY), find.ANY, "")
+    found = find.find(eng.retriever, eng.settings, topic, filters.get("decision", find.ANY), find.ANY, "")
     listed = found.result.to_json()["papers"]
     assert ans.shape == "list" and ans.listed == len(listed) > 0
     assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == [
@@ -67,8 +74,8 @@ def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, top
     ]
 
 
-def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sample_data_dir):
-    found = find.find(sample_retriever, "*", find.ANY, find.ANY, "")
+def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sample_settings, sample_data_dir):
+    found = find.find(sample_retriever, sample_settings, "*", find.ANY, find.ANY, "")
     assert found.result.papers == [] and "no word to look for" in find.render_summary(found)
     r = CliRunner().invoke(app, ["list", "*", "--data-dir", str(sample_data_dir)])
     assert r.exit_code == 0 and "no word to look for" in r.output
@@ -83,7 +90,7 @@ def test_the_numpy_embedder_gives_the_packaged_models_vectors():
         "Schölkopf's kernel two-sample tests",
         "We propose a diffusion model that conditions on chord progressions. " * 12,  # past 128 wordpieces
     ]
-    ours = QueryEmbedder(Settings()).encode(texts)
+    ours = QueryEmbedder(Settings().storage).encode(texts)
     theirs = np.asarray(embedder.encode(texts), dtype=np.float32)
     assert ours.shape == theirs.shape
     assert np.min(np.sum(ours * theirs, axis=1)) > 0.99999

@@ -37,7 +37,7 @@ def test_bm25_is_persisted_and_rebuilt_after_ingest(seed_data_dir, embedder, tmp
     s = make_settings(data_dir=tmp_path / "d")
     index = Index(s.storage)
     index.ingest(seed_papers[:10], embedder, progress=False)
-    r = Retriever(index, embedder, s)
+    r = Retriever(index, embedder, s.retrieval, s.generation.context_papers)
     fp = r.bm25().fingerprint
     assert (s.storage.data_dir / "bm25" / f"bm25-{fp}" / "retriever.json").exists()
     index.ingest(seed_papers, embedder, progress=False)
@@ -52,12 +52,12 @@ def test_writes_by_another_client_are_seen_after_the_check_interval(embedder, tm
     s = make_settings(data_dir=tmp_path / "d", store_check_s=3600)
     ours = Index(s.storage)
     ours.ingest(seed_papers[:10], embedder, progress=False)
-    r = Retriever(ours, embedder, s)
+    r = Retriever(ours, embedder, s.retrieval)
     fp = r.bm25().fingerprint
     other = Index(s.storage)  # as another process sharing the store would
     other.ingest(seed_papers, embedder, progress=False)
     assert r.bm25().fingerprint == fp  # not re-checked within the interval
-    r.settings = s.replace(storage={"store_check_s": 0.0})
+    ours.storage = s.replace(storage={"store_check_s": 0.0}).storage
     fp2 = r.bm25().fingerprint
     assert fp2 != fp
     assert _key(r.retrieve("What does Celcomen do?", 3, "hybrid")[0]) == CELCOMEN
@@ -117,7 +117,7 @@ def _retriever_over(texts: dict[str, tuple[str, str]], tmp_path, fake_embedder, 
     s = make_settings(data_dir=tmp_path / "d", **settings)
     index = Index(s.storage)
     index.ingest(papers, fake_embedder, progress=False)
-    return Retriever(index, fake_embedder, s)
+    return Retriever(index, fake_embedder, s.retrieval, s.generation.context_papers)
 
 
 def test_an_uncovered_named_term_brings_in_the_paper_that_names_it(tmp_path, fake_embedder):
@@ -153,7 +153,7 @@ def test_covered_terms_reach_the_hits_of_retrieve(tmp_path, fake_embedder):
     ids = [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)]
     assert ids[0] == "Z0" and ids[1] in ("A0", "A1")
     assert all(h.chunks for h in r.retrieve(q, 4, "hybrid", candidates=1))
-    r.settings = r.settings.replace(retrieval={"cover_depth": 0})
+    r.retrieval = r.retrieval.model_copy(update={"cover_depth": 0})
     assert [h.paper.paper_id for h in r.retrieve(q, 4, "hybrid", candidates=1)] == ["Z0"]
 
 
@@ -169,10 +169,10 @@ def test_a_field_acronym_weighs_bm25_in_but_boosts_no_paper(tmp_path, fake_embed
         "A0": ("AlphaBench", "AlphaBench scores retrieval of video by text queries."),
     }
     r = _retriever_over(texts, tmp_path, fake_embedder, named_boost=0.0, prf_docs=0)
-    s = r.settings
+    s = r.retrieval
 
     def order(q: str, boost: float) -> list[str]:
-        r.settings = s.replace(retrieval={"named_boost": boost})
+        r.retrieval = s.model_copy(update={"named_boost": boost})
         return [h.paper.paper_id for h in r.retrieve(q, 3, "hybrid")]
 
     q = "How does the text-video retrieval paper keep its many LLM-generated queries cheap?"

@@ -47,11 +47,13 @@ def test_cli_similar_json_and_an_unknown_id(sample_data_dir, sample_papers):
     assert r.exit_code != 0 and "No indexed paper has the id 'no-such-id'" in r.output
 
 
-def test_every_card_offers_more_like_this_and_find_lists_them(sample_retriever, sample_papers):
+def test_every_card_offers_more_like_this_and_find_lists_them(
+    sample_retriever, sample_settings, sample_papers
+):
     p = sample_papers[7]
     link = _paper_meta(p, None, False)
     assert f'data-q="like:{p.paper_id}"' in link and 'data-tab="tab-find-button"' in link
-    found = find.find(sample_retriever, f"like:{p.paper_id}", find.ANY, find.ANY, "")
+    found = find.find(sample_retriever, sample_settings, f"like:{p.paper_id}", find.ANY, find.ANY, "")
     assert len(found.result.papers) == 20 and p.paper_id not in {
         x.paper.paper_id for x in found.result.papers
     }

@@ -127,12 +127,14 @@ def test_a_damaged_bm25_cache_is_rebuilt(tiny_papers, settings):
 
     index = Index(settings.storage)
     index.ingest(tiny_papers, FakeEmbedder(), progress=False)
-    Retriever(index, FakeEmbedder(), settings).bm25()
+    Retriever(index, FakeEmbedder(), settings.retrieval).bm25()
     (saved,) = glob.glob(f"{settings.storage.data_dir}/bm25/*/retriever.json")
     with open(saved, "w") as f:
         f.write("{ not json")
     hits = (
-        Retriever(Index(settings.storage), FakeEmbedder(), settings).bm25().search("method M2 graph learning")
+        Retriever(Index(settings.storage), FakeEmbedder(), settings.retrieval)
+        .bm25()
+        .search("method M2 graph learning")
     )
     assert hits and hits[0][0].paper_id == "T2"
     with open(saved) as f:

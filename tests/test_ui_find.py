@@ -30,7 +30,9 @@ def sample_engine(sample_data_dir, embedder):
 
 
 def test_topic_filter_is_detected_and_every_row_passes(sample_engine):
-    found = find.find(sample_engine.retriever, "orals about diffusion models", "any", "any", "")
+    found = find.find(
+        sample_engine.retriever, sample_engine.settings, "orals about diffusion models", "any", "any", ""
+    )
     assert found.error is None and found.detected == ("decision",)
     assert found.filters == Filters("oral") and "orals" not in found.topic.lower()
     assert found.result.papers and all(x.paper.decision == "Accept (Oral)" for x in found.result.papers)
@@ -40,24 +42,31 @@ def test_topic_filter_is_detected_and_every_row_passes(sample_engine):
 
 
 def test_a_filter_matching_nothing_shows_the_valid_values(sample_engine):
-    found = find.find(sample_engine.retriever, "diffusion", "any", "No such area", "")
+    found = find.find(sample_engine.retriever, sample_engine.settings, "diffusion", "any", "No such area", "")
     assert found.result is None and "Valid areas:" in found.error
     html = find.render_summary(found)
     assert 'role="alert"' in html and "No indexed paper has primary area" in html
     assert find.render_table(found, 10) == "" and find.render_chart(found) == ""
-    nobody = find.find(sample_engine.retriever, "diffusion", "any", "any", "Zzyzx Nobody")
+    nobody = find.find(
+        sample_engine.retriever, sample_engine.settings, "diffusion", "any", "any", "Zzyzx Nobody"
+    )
     assert "author matching 'Zzyzx Nobody'" in nobody.error
 
 
 def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
     found = find.find(
-        sample_engine.retriever, "knitting pattern generation with diffusion models", "any", "any", ""
+        sample_engine.retriever,
+        sample_engine.settings,
+        "knitting pattern generation with diffusion models",
+        "any",
+        "any",
+        "",
     )
     assert found.error is None and found.result.papers == [] and "knitting" in found.result.lacking
     html = find.render_summary(found)
     assert 'role="status"' in html and "No indexed paper is about" in html and "never cover knitting" in html
     assert find.render_table(found, 10) == ""
-    typo = find.find(sample_engine.retriever, "difusion models", "any", "any", "")
+    typo = find.find(sample_engine.retriever, sample_engine.settings, "difusion models", "any", "any", "")
     assert typo.result.papers == [] and typo.result.suggested == {"difusion": "diffusion"}
     assert "never cover difusion (did you mean “diffusion”?)" in find.render_summary(typo)
     assert 'Find instead: <a class="retry-link" role="button" href="#" data-q="diffusion models"' in (
@@ -65,12 +74,14 @@ def test_a_topic_no_paper_is_about_says_which_words_none_covers(sample_engine):
     )
     assert "retry-link" not in html  # no typo, nothing to find instead
     # a topic's first word in capitals may be a sentence's first word
-    typo = find.find(sample_engine.retriever, "Difusion models", "any", "any", "")
+    typo = find.find(sample_engine.retriever, sample_engine.settings, "Difusion models", "any", "any", "")
     assert typo.result.papers == [] and typo.result.suggested == {"Difusion": "Diffusion"}
 
 
 def test_table_pages_links_and_charts(sample_engine):
-    found = find.find(sample_engine.retriever, "reinforcement learning", "any", "any", "")
+    found = find.find(
+        sample_engine.retriever, sample_engine.settings, "reinforcement learning", "any", "any", ""
+    )
     n = len(found.result.papers)
     assert n > 5
     assert f"<strong>{n:,} papers</strong>" in find.render_summary(found) and "may go on" not in (
@@ -97,7 +108,9 @@ def test_table_pages_links_and_charts(sample_engine):
 
 
 def test_exports_cover_every_row(sample_engine):
-    found = find.find(sample_engine.retriever, "graph neural networks", "any", "any", "")
+    found = find.find(
+        sample_engine.retriever, sample_engine.settings, "graph neural networks", "any", "any", ""
+    )
     n = len(found.result.papers)
     rows = list(csv.reader(io.StringIO(find.export_text(found, "csv"))))
     assert len(rows) == n + 1 and rows[0][0] == "paper_id"

@@ -143,11 +143,11 @@ class QueryEmbedder:
     """The packaged embedder for the few short texts a list embeds (its topic, the closest papers'
     sentences), with no torch: the Retriever's `encode`, as rag.models.embedder.Embedder's. Not for ingest."""
 
-    def __init__(self, settings):
+    def __init__(self, storage):
         from rag.models.embedder import EMBEDDER_NAME
 
         self.name = EMBEDDER_NAME
-        self.max_seq_length = settings.storage.embed_max_tokens
+        self.max_seq_length = storage.embed_max_tokens
         self._encoder: Encoder | None = None
 
     def encode(self, texts: list[str], progress: bool = False, bulk: bool = False) -> np.ndarray:

@@ -12,7 +12,7 @@ from rag.index.index import Index
 from rag.retrieval.bm25 import BM25Side
 from rag.retrieval.filters import Filters
 from rag.retrieval.names import field_word, mentions, name_runs, named_terms
-from rag.settings import Mode, Settings
+from rag.settings import GenerationSettings, Mode, RetrievalSettings
 from rag.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
@@ -29,19 +29,26 @@ def group_by_paper(ranked: list[tuple[Chunk, float]]) -> dict[str, tuple[int, li
     return {pid: (r, groups[pid]) for r, pid in enumerate(order, start=1)}
 
 
+# the papers an answer reads: a named term the first ones miss is covered within them (`_cover_terms`)
+CONTEXT_PAPERS = GenerationSettings.model_fields["context_papers"].default
+
+
 class Retriever:
-    def __init__(self, index: Index, embedder, settings: Settings):
+    """Retrieval reads its settings group; the store's group comes with the index."""
+
+    def __init__(
+        self, index: Index, embedder, retrieval: RetrievalSettings, context_papers: int = CONTEXT_PAPERS
+    ):
         self.index = index
         self.embedder = embedder
-        self.settings = settings
+        self.retrieval = retrieval
+        self.context_papers = context_papers
         self._bm25: BM25Side | None = None
         self._state: tuple = ()
         self._checked = 0.0
         self._lock = threading.Lock()
         # The default filter of every retrieve() (settings decision/area/author; a caller may reset it).
-        self.filters = Filters.of(
-            settings.retrieval.decision, settings.retrieval.area, settings.retrieval.author
-        )
+        self.filters = Filters.of(retrieval.decision, retrieval.area, retrieval.author)
         self._float32 = None
 
     def encode_query(self, texts: list[str]):
@@ -56,7 +63,7 @@ class Retriever:
         if self._float32 is None:
             from rag.models.minilm import QueryEmbedder
 
-            self._float32 = QueryEmbedder(self.settings)
+            self._float32 = QueryEmbedder(self.index.storage)
         return self._float32.encode(texts)
 
     def bm25(self) -> BM25Side:
@@ -68,7 +75,7 @@ class Retriever:
             if (
                 self._bm25 is None
                 or self.index.writes != self._state[0]
-                or now - self._checked >= self.settings.storage.store_check_s
+                or now - self._checked >= self.index.storage.store_check_s
             ):
                 state = (
                     self.index.writes,
@@ -80,8 +87,8 @@ class Retriever:
                 if self._bm25 is None or state != self._state:
                     self._bm25 = BM25Side(
                         self.index,
-                        self.settings.storage.data_dir / "bm25",
-                        self.settings.retrieval.candidates,
+                        self.index.storage.data_dir / "bm25",
+                        self.retrieval.candidates,
                     )
                     self._state = state
             return self._bm25
@@ -113,11 +120,11 @@ class Retriever:
         matching papers on both sides, so when k matching papers exist k come back; a filter value that
         matches no indexed paper raises UserError. `candidates`: chunks per side (default: settings).
         `trace=True` returns (hits, Trace): every side's ranks and weight, the boosts, the covered papers."""
-        s = self.settings
-        top_k = top_k or s.retrieval.top_k
-        mode = mode or s.retrieval.mode
+        s = self.retrieval
+        top_k = top_k or s.top_k
+        mode = mode or s.mode
         f = self.filters if filters is None else filters
-        n = candidates or s.retrieval.candidates
+        n = candidates or s.candidates
         need = 0 if candidates else top_k  # a caller-set pool depth is kept as is (see _deepen)
         named = named_terms(query) if mode != "dense" else set()
         terms = boosted(named)
@@ -137,62 +144,62 @@ class Retriever:
             moved = {c.paper_id for c, _ in found if c.chunk_id not in lexical.by_id}
             if moved:
                 self._checked = 0.0  # the store changed since the snapshot: re-check on the next query
-            sides.append(("dense", s.retrieval.dense_weight, group_by_paper(found)))
+            sides.append(("dense", s.dense_weight, group_by_paper(found)))
             for c, sim in found:
                 cosine[c.paper_id] = max(sim, cosine.get(c.paper_id, sim))
         if mode in ("bm25", "hybrid"):
-            weight = s.retrieval.bm25_weight if mode == "hybrid" else 1.0
+            weight = s.bm25_weight if mode == "hybrid" else 1.0
             if allowed is None and candidates is None:
                 found = lexical.search(query)
             else:
                 found = _deepen(lambda m: lexical.search(query, allowed, m), n, need, allowed)
             sides.append(("bm25", weight, group_by_paper(found)))
-        if mode in ("dense", "hybrid") and s.retrieval.paper_weight > 0:
+        if mode in ("dense", "hybrid") and s.paper_weight > 0:
             sides.append(
                 (
                     "paper",
-                    s.retrieval.paper_weight,
-                    self._paper_side(lexical, vec, allowed, max(s.retrieval.paper_candidates, need)),
+                    s.paper_weight,
+                    self._paper_side(lexical, vec, allowed, max(s.paper_candidates, need)),
                 )
             )
 
-        scores, chunks = _fuse(sides, s.retrieval.rrf_k)
-        if s.retrieval.prf_docs > 0 and mode == "hybrid":
+        scores, chunks = _fuse(sides, s.rrf_k)
+        if s.prf_docs > 0 and mode == "hybrid":
             # Pseudo-relevance feedback: the first pass's top papers lend their words (a second BM25 pass)
             # and their vectors (a second dense pass, on the paper-vector side) as extra RRF sides.
-            top = sorted(scores, key=lambda p: -scores[p])[: s.retrieval.prf_docs]
-            if s.retrieval.prf_weight > 0:
-                words = lexical.expansion(query, top, s.retrieval.prf_terms)
+            top = sorted(scores, key=lambda p: -scores[p])[: s.prf_docs]
+            if s.prf_weight > 0:
+                words = lexical.expansion(query, top, s.prf_terms)
                 if words:
                     toks = lexical.tokens([query])[0] + words
                     found = _deepen(lambda m: lexical.search(toks, allowed, m), n, need, allowed)
-                    sides.append(("prf_bm25", s.retrieval.prf_weight, group_by_paper(found)))
-            if s.retrieval.prf_dense_weight > 0:
+                    sides.append(("prf_bm25", s.prf_weight, group_by_paper(found)))
+            if s.prf_dense_weight > 0:
                 import numpy as np
 
                 _, row, mat = lexical.paper_matrix
                 fb = [mat[row[p]] for p in top if p in row]
                 if fb:
-                    v2 = np.asarray(vec, dtype=np.float32) + s.retrieval.prf_beta * np.mean(fb, axis=0)
+                    v2 = np.asarray(vec, dtype=np.float32) + s.prf_beta * np.mean(fb, axis=0)
                     v2 /= np.linalg.norm(v2) or 1.0
-                    side = self._paper_side(lexical, v2, allowed, max(s.retrieval.paper_candidates, need))
-                    sides.append(("prf_paper", s.retrieval.prf_dense_weight, side))
-            scores, chunks = _fuse(sides, s.retrieval.rrf_k)
+                    side = self._paper_side(lexical, v2, allowed, max(s.paper_candidates, need))
+                    sides.append(("prf_paper", s.prf_dense_weight, side))
+            scores, chunks = _fuse(sides, s.rrf_k)
         # Named methods, acronyms and numbers are the lexical side's strength: a paper that
         # mentions them gets up to one extra rank-1 vote (RRF alone lets any paper found by both
         # sides outrank the only paper that names the method).
         shares: dict[str, float] = {}
-        if terms and s.retrieval.named_boost:
+        if terms and s.named_boost:
             for pid in scores:
                 share = sum(mentions(lexical.named_text(pid), t) for t in terms) / len(terms)
                 if share:
                     shares[pid] = share
-                    scores[pid] += s.retrieval.named_boost * share / (s.retrieval.rrf_k + 1)
+                    scores[pid] += s.named_boost * share / (s.rrf_k + 1)
         ranked = sorted(scores, key=lambda p: -scores[p])
         fused = ranked
-        if terms and s.retrieval.cover_depth:
+        if terms and s.cover_depth:
             ranked = self._cover_terms(
-                query, terms, ranked, scores, chunks, allowed, min(top_k, s.generation.context_papers)
+                query, terms, ranked, scores, chunks, allowed, min(top_k, self.context_papers)
             )
         # Paper records come from the snapshot; only papers newer than it are read from the store.
         papers = {
@@ -212,11 +219,11 @@ class Retriever:
                 break
         if not trace:
             return hits
-        window = ranked[: s.generation.context_papers]
+        window = ranked[: self.context_papers]
         return hits, Trace(
-            s.retrieval.rrf_k,
+            s.rrf_k,
             [(name, w, {pid: r for pid, (r, _) in g.items()}) for name, w, g in sides],
-            s.retrieval.named_boost,
+            s.named_boost,
             shares,
             [p for p in window if p not in fused[: len(window)]],
         )
@@ -228,14 +235,14 @@ class Retriever:
         the terms (else one whose terms another shown paper names too), and the paper there moves just
         below the shown ones; the rest keep their order. `scores` and `chunks` are updated in place."""
         lexical = self.bm25()
-        s = self.settings
+        s = self.retrieval
         ranked = list(ranked)
         runs = name_runs(query)
         for t in sorted(terms):
             shown = ranked[:window]
             if any(mentions(lexical.named_text(p), t) for p in shown):
                 continue
-            pool = {c.paper_id for c, _ in lexical.search(t, allowed, s.retrieval.cover_depth)}
+            pool = {c.paper_id for c, _ in lexical.search(t, allowed, s.cover_depth)}
             have = {p for p in pool if mentions(lexical.named_text(p), t)}
             if not have:
                 continue  # no indexed paper names it: the refusal will say so, truthfully
@@ -260,9 +267,7 @@ class Retriever:
             if fused:
                 best = fused[0]
             else:
-                found = lexical.search(query, have, s.retrieval.candidates) or lexical.search(
-                    t, have, s.retrieval.candidates
-                )
+                found = lexical.search(query, have, s.candidates) or lexical.search(t, have, s.candidates)
                 best = found[0][0].paper_id if found else sorted(have)[0]
                 for c in lexical.by_paper.get(best, []):
                     chunks[best].setdefault(c.chunk_id, c)

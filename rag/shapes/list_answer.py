@@ -17,7 +17,7 @@ def list_answer(turn: Turn) -> Iterator:
     """The lister's list (rag.shapes.lister.find: the same list and count as Find and `rag list`); when no paper is
     about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
     reading, evset, outcome, g = turn.reading, turn.evidence, turn.outcome, turn.settings.grounding
-    res = find(turn.retriever, reading.topic, reading.filters)
+    res = find(turn.retriever, turn.settings, reading.topic, reading.filters)
     if res.papers:
         yield from _listed(res, turn, g.list_max)
         return

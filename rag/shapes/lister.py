@@ -134,6 +134,7 @@ def _merged(found: Filters, filters: Filters, taken) -> Filters:
 
 def find(
     retriever,
+    settings,
     topic: str,
     filters: Filters | None = None,
     limit: int | None = None,
@@ -151,7 +152,7 @@ def find(
     elif liked(topic):
         res = similar_list(retriever, liked(topic), f, limit or SIMILAR)
     else:
-        res = list_papers(retriever, topic, f, limit=limit, check_coverage=check_coverage)
+        res = list_papers(retriever, settings, topic, f, limit=limit, check_coverage=check_coverage)
     res.detected = detected
     return res
 
@@ -212,21 +213,21 @@ def author_list(retriever, filters: Filters, limit: int | None = None) -> PaperL
     )
 
 
-def candidates(retriever, topic: str, filters: Filters, depth: int | None = None) -> list[Hit]:
+def candidates(retriever, settings, topic: str, filters: Filters, depth: int | None = None) -> list[Hit]:
     """Every retrieved paper, fused order: `depth` (default `lister_candidates`) chunks deep on each side,
     filtered."""
-    n = depth or retriever.settings.lists.lister_candidates
+    n = depth or settings.lists.lister_candidates
     cands = retriever.retrieve(
-        topic, top_k=2 * n, mode=retriever.settings.retrieval.mode, filters=filters, candidates=n
+        topic, top_k=2 * n, mode=settings.retrieval.mode, filters=filters, candidates=n
     )
     return [Hit(h.paper, h.score, []) for h in cands]
 
 
-def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
+def candidate_features(retriever, settings, topic: str, hits: list[Hit]) -> dict:
     """rag.shapes.list_score.features for these candidates, from the store's paper vectors and the index's idf."""
     from rag.shapes.list_score import features
 
-    s = retriever.settings
+    s = settings
     lexical = retriever.bm25()
     _, row, mat = lexical.paper_matrix
     return features(
@@ -242,6 +243,7 @@ def candidate_features(retriever, topic: str, hits: list[Hit]) -> dict:
 
 def list_papers(
     retriever,
+    settings,
     topic: str,
     filters: Filters | None = None,
     limit: int | None = None,
@@ -254,7 +256,7 @@ def list_papers(
     every candidate scoring at least this instead (eval: -inf, to sweep bars afterwards); how deep the pool
     goes is still decided at the settings' bar."""
     t0 = time.perf_counter()
-    s = retriever.settings
+    s = settings
     topic = " ".join((topic or "").split())
     topic = without_venue(topic) if topic else topic  # "ICLR 2025 papers on X": every paper is one
     if not topic:
@@ -271,8 +273,8 @@ def list_papers(
     # (a filtered pool made every signal relative to the best *matching* paper: off-topic orals listed)
     depth, seen, every = s.lists.lister_candidates, -1, len(retriever.bm25().papers)
     while True:
-        hits = candidates(retriever, topic, Filters(), depth)
-        best, at = _scores(retriever, topic, hits, judge)
+        hits = candidates(retriever, s, topic, Filters(), depth)
+        best, at = _scores(retriever, s, topic, hits, judge)
         on = [i in best and best[i][0] >= at for i in range(1, len(hits) + 1)]
         # a broad topic still clearing the bar at the end of the pool: look deeper (the gold topics never do);
         # decided on the whole pool, so a filtered list is the unfiltered list's matching papers, exactly
@@ -292,7 +294,7 @@ def list_papers(
         if i in best and best[i][0] >= at and (not f or f.matches(h.paper))
     ]
     listed.sort(key=lambda x: (-x.score, x.paper.paper_id))
-    lacking = uncovered(retriever, topic, listed) if check_coverage else []
+    lacking = uncovered(retriever, s, topic, listed) if check_coverage else []
     suggested = {}
     if lacking:
         listed = []
@@ -305,12 +307,12 @@ def list_papers(
     )
 
 
-def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tuple[dict, float]:
+def _scores(retriever, settings, topic: str, hits: list[Hit], judge: Judge | None) -> tuple[dict, float]:
     """Candidate position (from 1) -> (score, quote), and the bar a listed paper clears."""
     from rag.shapes.list_score import probability, quote
     from rag.text import content_words
 
-    s = retriever.settings
+    s = settings
     best: dict[int, tuple[float, str]] = {}
     if s.lists.lister_scoring == "sentence":
         judge = judge or Judge(retriever.embedder, s.lists.lister_cos_weight)
@@ -319,7 +321,7 @@ def _scores(retriever, topic: str, hits: list[Hit], judge: Judge | None) -> tupl
             if e.paper_n not in best or score > best[e.paper_n][0]:
                 best[e.paper_n] = (float(score), e.text)
     elif hits:
-        feats = candidate_features(retriever, topic, hits)
+        feats = candidate_features(retriever, s, topic, hits)
         scores = (
             probability(feats, s.lists.lister_model, s.lists.lister_model_intercept)
             if s.lists.lister_scoring == "model"
@@ -361,7 +363,7 @@ def absent_part(topic: str, papers: list[Paper]) -> str | None:
     return None
 
 
-def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
+def uncovered(retriever, settings, topic: str, listed: list[Listed]) -> list[str]:
     """The words of the topic that no indexed abstract uses, else those that every one of the first
     `lister_cover_check` listed papers lacks (rag.grounding.gaps.missing_aspects, the chat's list rule); empty when each
     word is covered by one of them ("recognition and translation": a paper on either covers its word). A
@@ -371,7 +373,7 @@ def uncovered(retriever, topic: str, listed: list[Listed]) -> list[str]:
 
     from rag.grounding.gaps import absent_words, bare, missing_aspects, to_cover, unknown_words, words_of
 
-    s = retriever.settings
+    s = settings
     top = [x.paper for x in listed[: s.lists.lister_cover_check]]
     if not top:
         return []

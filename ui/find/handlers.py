@@ -38,7 +38,8 @@ class FindHandlers:
     ):
         """Find papers: run the lister. Outputs: state, topic, decision, author, then `find_view`'s."""
         try:
-            found = papers.find(self._retriever(), topic, decision, area, author, check)
+            retriever = self._retriever()
+            found = papers.find(retriever, self.holder.engine.settings, topic, decision, area, author, check)
         except UserError as e:
             found = papers.Found(topic=topic or "", error=str(e))
         f = found.filters

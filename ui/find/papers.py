@@ -44,7 +44,13 @@ class Found:
 
 
 def find(
-    retriever, topic: str, decision: str | None, area: str | None, author: str | None, check: bool = True
+    retriever,
+    settings,
+    topic: str,
+    decision: str | None,
+    area: str | None,
+    author: str | None,
+    check: bool = True,
 ) -> Found:
     """Run the lister; a filter value that matches nothing comes back as `error` (the UserError text).
     `check=False`: the topic's coverage was checked already (the chat's "See all N")."""
@@ -55,7 +61,7 @@ def find(
         out.error = "Type a topic or an author first, e.g. “diffusion models for protein design”."
         return out
     try:  # exactly `rag list`'s call: the topic as typed and the controls' filters
-        out.result = list_topic(retriever, topic, given, check_coverage=check)
+        out.result = list_topic(retriever, settings, topic, given, check_coverage=check)
     except UserError as e:
         out.error = str(e)
     return out
