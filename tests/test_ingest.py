@@ -206,3 +206,35 @@ def test_the_same_papers_from_another_file_are_relabelled_not_embedded_again(tmp
     rows[1]["abstract"] += " A new sentence."
     (tmp_path / "b" / "new.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     assert index.ingest(read_file(tmp_path / "b" / "new.jsonl"), counting, progress=False).added > 0
+
+
+def test_a_moved_corpus_larger_than_one_store_write_is_relabelled_in_writes_the_store_allows(
+    tmp_path, settings, embedder, monkeypatch
+):
+    """Every paper of a corpus ingested again from another path ("moved") gets its new owner in writes no
+    larger than the store's batch limit (the whole conference is twice Chroma's)."""
+    from rag.ingest.corpus import read_file
+
+    rows = [
+        {"id": f"P{i}", "title": f"Paper {i}", "abstract": f"We study topic {i}. It works."} for i in range(5)
+    ]
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    index = Index(settings.storage)
+    index.ingest(read_file(tmp_path / "a" / "corpus.jsonl"), embedder, progress=False)
+    index.max_batch = 2
+    coll = type(index.papers)
+    sizes, update = [], coll.update
+
+    def limited(self, ids, *a, **kw):
+        sizes.append(len(ids))
+        assert len(ids) <= 2, "more than the store's batch limit in one write"
+        return update(self, ids, *a, **kw)
+
+    monkeypatch.setattr(coll, "update", limited)
+    rep = index.ingest(read_file(tmp_path / "b" / "corpus.jsonl"), embedder, progress=False)
+    assert rep.added == 0 and sum(sizes) >= 5
+    assert {p.source_id for p in index.get_papers([r["id"] for r in rows]).values()} == {
+        read_file(tmp_path / "b" / "corpus.jsonl")[0].source_id
+    }

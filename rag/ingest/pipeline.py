@@ -145,11 +145,11 @@ class Ingest:
                 if on_progress:
                     on_progress(rep.added, total)
 
-        if moved:
+        step = index.max_batch  # the whole conference moving to another file is more than one write allows
+        for i in range(0, len(moved), step):
             self.wrote = True
-            index.papers.update(
-                ids=[p.paper_id for p, _, _ in moved], metadatas=[self.meta(p, d, n) for p, d, n in moved]
-            )
+            part = moved[i : i + step]
+            index.papers.update(ids=[p.paper_id for p, _, _ in part], metadatas=[self.meta(*x) for x in part])
         for i in range(0, len(relabel), 500):
             self.relabel(relabel[i : i + 500])
         # papers that disappeared from a re-ingested file: only that very file's (by source_id)
