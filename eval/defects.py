@@ -22,7 +22,9 @@ _TOKEN = re.compile(r"[^\W_]+(?:[.\-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MARKER = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 _ENDS_ON = frozenset("the a an of and or with which that than by".split())
-_ENUM = re.compile(r"(?<![\w(])(?:\d{1,2}|[ivx]{1,4}|[a-h])\)")  # "1) …, 2) …": an enumeration, not a bracket
+_ENUM = re.compile(
+    r"(?<![\w(.])(?:\d{1,2}|[ivx]{1,4}|[a-h])\)"
+)  # "1) …, 2) …": an enumeration, not a bracket
 _MATH = re.compile(r"(?<!\\)\$[^$]*\$")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 

@@ -50,3 +50,11 @@ def test_a_row_is_checked_against_the_sentences_its_spans_point_at():
     }
     bad = answer_defects(row)
     assert [x["text"] for x in bad] == ["Foundation models forecast them zero-shot."]
+
+
+def test_a_decimal_before_a_closing_bracket_is_no_enumeration():
+    """ "(+5.3)" is balanced; "1) …, 2) …" enumerates (its ")" has no "(")."""
+    quoted = "It improves AP on ScanNet V2 (+5.3) and SUN RGB-D (+3.2) datasets."
+    assert defects(quoted, [quoted]) == []
+    listed = "It has two parts: 1) a planner and 2) a critic."
+    assert defects(listed, [listed]) == []
