@@ -21,7 +21,6 @@ import numpy as np
 
 REFUSE = ("relevance", "cosine", "cover")
 CAVEAT = ("cover", "thing", "score", "missing", "elsewhere", "no_number", "which", "aspect")
-MISSING = frozenset({"term_absent", "no_number", "not_stated", "partial_match"})
 
 
 def load(dirs: list[Path]) -> list[dict]:
