@@ -272,6 +272,11 @@ class GroundingSettings(BaseModel):
         0.15,
         "A part asking nothing but what a paper does prefers its 'we propose …' sentences by this much score.",
     )
+    instance_bonus: float = D(
+        0.15,
+        "A part asking which X (datasets, LLMs, environments) of papers naming an X is answered by the sentences "
+        "naming one (rag.grounding.kinds), their scores raised by this much (0-1 score units).",
+    )
     part_share: float = D(0.85, "... each within this share of the part's best sentence score.")
     compare_min: float = D(0.2, "Compare tables: a cell's sentence must score this against its column.")
     focus_broad_ratio: float = D(

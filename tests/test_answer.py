@@ -312,3 +312,12 @@ def test_an_engine_with_another_generator_shares_the_index_and_the_conversation(
     assert other.index is seed_engine.index and other.retriever is seed_engine.retriever
     assert other.reader is seed_engine.reader and other.embedder is seed_engine.embedder
     assert other._llm is None  # loaded on first use, never the first engine's generator
+
+
+def test_a_question_asking_which_x_quotes_the_sentence_naming_them(seed_engine):
+    """ "Which environments …?" is answered by the sentence naming the environments (ScienceWorld,
+    VirtualHome), though it never says "environment"; a sentence naming the method but no environment
+    does not answer it (rag.grounding.kinds)."""
+    ans = seed_engine.ask("Which environments was DGAP evaluated in?")
+    assert not ans.refused
+    assert "ScienceWorld" in ans.sentences[0].text and "VirtualHome" in ans.sentences[0].text

@@ -16,6 +16,7 @@ import numpy as np
 from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import missing_aspects, to_cover
+from rag.grounding.kinds import kinds_asked, names_a
 from rag.reading.reader import AUX, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
@@ -218,6 +219,11 @@ def answer_part(
         )
         numbered = float(stated.any())
         scores = scores * stated if stated.any() else scores
+    kinds = kinds_asked(part.thing) if part.thing and not part.number else set()
+    named = np.array([names_a(e.text, kinds) for e in pool]) if kinds else np.zeros(len(pool), bool)
+    if named.any():  # "which datasets" of a paper naming CIFAR-10: it states them, in those sentences only
+        have = have | kinds
+        scores = np.where(named, scores + s.grounding.instance_bonus, 0.0)
     if not words:  # "What does X do?": what the paper says it contributes answers it
         scores = scores + s.grounding.contribution_bonus * np.array(
             [bool(CONTRIBUTION.search(e.text)) for e in pool]
