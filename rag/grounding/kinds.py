@@ -14,6 +14,8 @@ import json
 from collections import Counter
 from functools import lru_cache
 
+import numpy as np
+
 from rag.settings import SEEDS_DIR
 from rag.text import WORD, content_words
 
@@ -83,6 +85,12 @@ def names_a(text: str, kinds: set[str]) -> bool:
     """Whether the text names an instance of one of `kinds`."""
     t = table()
     return any(t.get(n, frozenset()) & kinds for n in names_in(text))
+
+
+def naming(thing: str, texts: list[str]) -> tuple[set[str], np.ndarray]:
+    """(the kind a question asks for, which of `texts` name an instance of it); no kind: all False."""
+    kinds = kinds_asked(thing) if thing else set()
+    return kinds, np.array([bool(kinds) and names_a(t, kinds) for t in texts], dtype=bool)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import missing_aspects, to_cover
-from rag.grounding.kinds import kinds_asked, names_a
+from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
@@ -83,9 +83,8 @@ def term_caveats(reading: Reading, hits: list[Hit], known) -> list[Caveat]:
     """A name the user's words ask about that no retrieved abstract mentions (one of "A or B" is enough):
     "No indexed abstract mentions “Asch”." Numbers are left to the evidence check."""
     texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
-    terms = {
-        t for t in reading.terms if not t[:1].isdigit() and not field_word(t)
-    }  # a kind is asked, not named
+    # a kind ("LLMs") is asked, not named
+    terms = {t for t in reading.terms if not t[:1].isdigit() and not field_word(t)}
     out = []
     for group in alternatives(reading.asked, terms):
         if any(mentions(x, t) for x in texts for t in group):
@@ -219,23 +218,16 @@ def answer_part(
         )
         numbered = float(stated.any())
         scores = scores * stated if stated.any() else scores
-    kinds = kinds_asked(part.thing) if part.thing and not part.number else set()
-    named = np.array([names_a(e.text, kinds) for e in pool]) if kinds else np.zeros(len(pool), bool)
+    kinds, named = naming("" if part.number else part.thing, [e.text for e in pool])
     if named.any():  # "which datasets" of a paper naming CIFAR-10: it states them, in those sentences only
-        have = have | kinds
-        scores = np.where(named, scores + s.grounding.instance_bonus, 0.0)
+        have, scores = have | kinds, np.where(named, scores + s.grounding.instance_bonus, 0.0)
     if not words:  # "What does X do?": what the paper says it contributes answers it
         scores = scores + s.grounding.contribution_bonus * np.array(
             [bool(CONTRIBUTION.search(e.text)) for e in pool]
         )
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
-    others = set().union(
-        *(
-            h.paper.words
-            for n, h in enumerate(evset.hits[: s.generation.context_papers], 1)
-            if n not in papers
-        )
-    )
+    shown = evset.hits[: s.generation.context_papers]
+    others = set().union(*(h.paper.words for n, h in enumerate(shown, 1) if n not in papers))
     x = {
         "cover": idf_cover(words, have, idf),
         "thing": idf_cover(thing, have, idf),

@@ -11,6 +11,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import named_terms
@@ -67,10 +68,9 @@ _CLAUSE = re.compile(
 
 # a paper described by what it does: "the work that …", "the re-ID paper —", "that planning approach mixing …"
 _DESCRIBED = re.compile(
-    r"\b(?:the|that|this)\s+(?:[\w-]+\s+){0,4}?(?:paper|work|method|approach|study|one|benchmark|framework|model|"
+    r"(?i)\b(?:the|that|this)\s+(?:[\w-]+\s+){0,4}?(?:paper|work|method|approach|study|one|benchmark|framework|model|"
     r"system|setup|analysis|network|solver|detector|dataset)\b\s*(?:that|which|where|who|on|about|for|with|using|in|"
-    r"from|of|—|-|,)",
-    re.I,
+    r"from|of|—|-|,)"
 )
 
 
@@ -93,9 +93,7 @@ class Part:
 
     text: str
     number: str | None = None  # what a number is asked of ("cell lines"), when a number is asked
-    thing: str = (
-        ""  # what the question word asks about ("which benchmark" -> "benchmark"; "" for "how does …")
-    )
+    thing: str = ""  # what the question word asks about ("which benchmark" -> "benchmark"; "" for "how …")
 
 
 @dataclass
@@ -114,8 +112,7 @@ class Reading:
     filters: Filters = field(default_factory=Filters)
     topic: str = ""  # what listed or summarized papers must be about
     gain: float | None = None  # the retrieval check's rare-word margin, when it ran
-    # words that lean on the chat but read alone: (the paper the chat was on, the stems it lacks)
-    left: tuple = ()
+    left: tuple = ()  # leaning words read alone: (the paper the chat was on, the stems it lacks)
     compared: int = 0  # a comparison: how many of the first sources are the papers it names, one each
     entry: str | None = None  # "the second one" after a list: that listed paper's id
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
@@ -189,11 +186,7 @@ def number_asked(text: str) -> str | None:
     for i, w in enumerate(ws):
         if w == "how" and ws[i + 1 : i + 2] and ws[i + 1] in NUMBER_HEADS:
             rest = [x for x in ws[i + 2 : i + 5] if x not in AUX and x not in PRONOUNS]
-            thing = []
-            for x in rest:
-                if x in AUX or x in PRONOUNS or x in ("the", "of", "in", "on", "for", "to"):
-                    break
-                thing.append(x)
+            thing = takewhile(lambda x: x not in ("the", "of", "in", "on", "for", "to"), rest)
             return " ".join(thing) or ws[i + 1]
         if w in ("what", "which") and i + 1 < len(ws):
             for j, x in enumerate(ws[i + 1 : i + 5]):
