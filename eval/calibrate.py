@@ -71,9 +71,14 @@ def fusion_lofo(runs: dict[str, Sequence[dict]], current: dict, grid: dict = FUS
     cur = {k: current[k] for k in grid}
     if cur not in points:
         points.append(cur)
+    # traces parsed once: every grid point re-fuses the same rows
     traced = {
         name: [
-            (Trace.from_json(r["sides"]), [frozenset(k) for k in r["gold_keys"]])
+            {
+                "answerable": True,
+                "sides": Trace.from_json(r["sides"]),
+                "gold": [frozenset(k) for k in r["gold_keys"]],
+            }
             for r in rows
             if r.get("answerable") and r.get("sides") and r.get("gold_keys") and not r.get("error")
         ]
@@ -82,12 +87,10 @@ def fusion_lofo(runs: dict[str, Sequence[dict]], current: dict, grid: dict = FUS
     traced = {k: v for k, v in traced.items() if v}
 
     def score(p: dict, rows) -> tuple[float, float]:
-        h1 = rr = 0.0
-        for tr, gold in rows:
-            ids = fuse(tr, 1.0, p["bm25_weight"], p["rrf_k"], p["named_boost"], p["paper_weight"])
-            ranks = gold_ranks(_papers(ids), gold)
-            h1, rr = h1 + hit_at_k(ranks, 1), rr + reciprocal_rank(ranks)
-        return h1 / len(rows), rr / len(rows)
+        m = evaluate_fusion(
+            rows, lambda r: r["gold"], 1.0, p["bm25_weight"], p["rrf_k"], p["named_boost"], p["paper_weight"]
+        )
+        return m["hit_at_1"], m["mrr"]
 
     table = {name: [score(p, rows) for p in points] for name, rows in traced.items()}
     i_cur = points.index(cur)
@@ -132,6 +135,7 @@ def evaluate_fusion(
     bm25_weight: float,
     rrf_k: int,
     named_boost: float = 0.0,
+    paper_weight: float | None = None,
 ) -> dict:
     """Mean hit@1/hit@5/MRR/nDCG@10 over answerable rows with dumped sides. `gold_of(row)` -> gold keys."""
     h1 = h5 = rr = nd = 0.0
@@ -140,7 +144,7 @@ def evaluate_fusion(
         if not r.get("answerable") or not r.get("sides"):
             continue
         ranks = gold_ranks(
-            _papers(fuse(r["sides"], dense_weight, bm25_weight, rrf_k, named_boost)), gold_of(r)
+            _papers(fuse(r["sides"], dense_weight, bm25_weight, rrf_k, named_boost, paper_weight)), gold_of(r)
         )
         h1 += hit_at_k(ranks, 1)
         h5 += hit_at_k(ranks, 5)

@@ -6,13 +6,10 @@ Every caller (CLI, UI, eval) reads the same `Answer`; there is no second code pa
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
-
-_OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass
@@ -52,7 +49,8 @@ class Paper:
     def url(self) -> str | None:
         # OpenReview ids only: any other id (a generated "file#0-…", one from a corpus file with markup in it)
         # makes no link
-        if not _OPENREVIEW_ID.fullmatch(self.paper_id):
+        pid = self.paper_id
+        if not 0 < len(pid) <= 64 or not all(c.isascii() and (c.isalnum() or c in "_-") for c in pid):
             return None
         return f"https://openreview.net/forum?id={self.paper_id}"
 
