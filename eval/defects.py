@@ -4,7 +4,8 @@ reader would see as broken in a sentence shown with a citation.
 A cited sentence is defective when it is
 - a fragment: it starts in the middle of a clause (a lowercase word, a closing bracket or punctuation),
   or ends on a function word or without closing its brackets, quotes or math;
-- repetitive: a run of five words, two of them content words, appears twice in it;
+- repetitive: a run of five words, two of them content words, appears twice in it, more often than in what
+  it cites (a title leading it is a label);
 - not contained in what it cites: a number, or a word in capitals or with a digit, that the cited
   abstract sentences (and the paper's title) don't contain, or more than a fifth of its content words
   absent from them.
@@ -14,6 +15,7 @@ Only numpy-free standard library here; stopwords are NLTK's list, as in eval/met
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from eval.metrics import nltk_stopwords
@@ -60,22 +62,32 @@ def fragment(sentence: str, labels: Sequence[str] = ()) -> str | None:
         return "too short"
     if words[-1] in _ENDS_ON and not s.endswith(("?", "!")):
         return "cut off"
-    bare = _ENUM.sub(" ", _MATH.sub(" ", s))
-    for a, b in _PAIRS:
-        if bare.count(a) != bare.count(b):
+    bare = _MATH.sub(" ", s)
+    for a, b in _PAIRS:  # "1) …, 2) …" is an enumeration; "(…, Pass@64)" a balanced bracket
+        if bare.count(a) != bare.count(b) and _ENUM.sub(" ", bare).count(a) != _ENUM.sub(" ", bare).count(b):
             return "unbalanced brackets"
     if len(re.findall(r"(?<!\\)\$", s)) % 2:
         return "unclosed math"
     return None
 
 
-def repeated(sentence: str, n: int = 5) -> bool:
-    """A run of `n` words, two of them content words, that appears twice."""
+def _grams(text: str, n: int) -> list[tuple[str, ...]]:
+    """The text's runs of `n` words with two content words or more."""
     stop = nltk_stopwords()
-    words = [w.lower() for w in _words(_MATH.sub(" ", _MARKER.sub("", sentence)))]
+    words = [w.lower() for w in _words(_MATH.sub(" ", _MARKER.sub("", text)))]
     grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
-    grams = [g for g in grams if sum(w not in stop and not w.isdigit() for w in g) >= 2]
-    return len(grams) != len(set(grams))
+    return [g for g in grams if sum(w not in stop and not w.isdigit() for w in g) >= 2]
+
+
+def repeated(sentence: str, n: int = 5, source: str = "", labels: Sequence[str] = ()) -> bool:
+    """A run of `n` words, two of them content words, that appears twice, more often than in `source` (an
+    abstract that repeats itself is quoted as written). A title leading the sentence is a label, not a repeat."""
+    s = _MARKER.sub("", sentence).strip()
+    for label in labels:
+        if label and s.startswith(f"{label}: "):
+            s = s[len(label) + 2 :]
+    grams, had = Counter(_grams(s, n)), Counter(_grams(source, n))
+    return any(k > 1 and k > had[g] for g, k in grams.items())
 
 
 def uncontained(sentence: str, cited: Sequence[str]) -> str | None:
@@ -107,7 +119,7 @@ def defects(sentence: str, cited: Sequence[str], labels: Sequence[str] = ()) -> 
     why = fragment(sentence, labels)
     if why:
         out.append(f"fragment: {why}")
-    if repeated(sentence):
+    if repeated(sentence, source=" ".join(cited), labels=labels):
         out.append("repeated run")
     why = uncontained(sentence, cited)
     if why:

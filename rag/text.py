@@ -136,6 +136,31 @@ def flatten(text: str) -> str:
     return re.sub(r"[\\${}_^]", "", re.sub(r"\\[a-zA-Z]+", " ", text)).lower()
 
 
+def unbraced(text: str) -> str:
+    """A quoted sentence without the braces its abstract left unmatched outside math ("SRSA} (…)",
+    "\\textblue{, with …"): a closer with no opener goes, and so does an opener never closed, with its command."""
+    out, open_at, math = list(text), [], False
+    for i, c in enumerate(text):
+        if c == "$" and text[i - 1 : i] != "\\":
+            math = not math
+        elif math or text[i - 1 : i] == "\\":
+            continue
+        elif c == "{":
+            open_at.append(i)
+        elif c == "}":
+            if open_at:
+                open_at.pop()
+            else:
+                out[i] = ""
+    for i in open_at:
+        j = i
+        while j > 0 and text[j - 1].isalpha():
+            j -= 1
+        j -= j > 0 and text[j - 1] == "\\"
+        out[j : i + 1] = [""] * (i + 1 - j)
+    return " ".join("".join(out).split())
+
+
 def negated(text: str) -> bool:
     """Whether a sentence states a negation ("does not", "no labels"; not "not only")."""
     return bool(_NEGATION.search(_NOT_NEGATION.sub(" ", text)))

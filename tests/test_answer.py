@@ -321,3 +321,15 @@ def test_a_question_asking_which_x_quotes_the_sentence_naming_them(seed_engine):
     ans = seed_engine.ask("Which environments was DGAP evaluated in?")
     assert not ans.refused
     assert "ScienceWorld" in ans.sentences[0].text and "VirtualHome" in ans.sentences[0].text
+
+
+def test_a_brace_the_abstract_left_unmatched_is_not_quoted(seed_engine):
+    """SRSA's abstract writes "We introduce SRSA} (Skill Retrieval …": the quote drops the stray brace and
+    its span still points at the abstract's own sentence."""
+    _, ans = run(seed_engine, "What does SRSA introduce?")
+    paper = ans.retrieved[0].paper
+    assert "SRSA}" in paper.text
+    quoted = [s for s in ans.sentences if "We introduce SRSA" in s.text]
+    assert quoted and all("}" not in s.text for s in quoted)
+    ((n, a, b),) = quoted[0].spans
+    assert paper.text[a:b].strip().replace("}", "") == quoted[0].text.split(": ", 1)[-1]

@@ -58,3 +58,21 @@ def test_a_decimal_before_a_closing_bracket_is_no_enumeration():
     assert defects(quoted, [quoted]) == []
     listed = "It has two parts: 1) a planner and 2) a critic."
     assert defects(listed, [listed]) == []
+
+
+def test_a_balanced_bracket_after_a_symbol_is_no_enumeration():
+    quoted = "It outperforms base models (43.4% → 46.3%, Pass@64)."
+    assert defects(quoted, [quoted]) == []
+    assert defects("It outperforms base models (43.4% → 46.3%, Pass@64.", [quoted])  # the ")" lost
+
+
+def test_a_repeat_the_abstract_itself_makes_is_quoted_as_written():
+    quoted = "It gains 2.6% on CIFAR datasets in the PGD case and 1.7% on CIFAR datasets in the PGD case."
+    assert defects(quoted, [quoted]) == []
+    assert any(d == "repeated run" for d in defects(quoted, [quoted[:48]]))  # a repeat the source lacks
+
+
+def test_a_title_label_repeated_by_its_sentence_is_no_repeat():
+    source = ["We introduce Discrete Diffusion with Planned Denoising, a framework with a planner."]
+    label = "Discrete Diffusion with Planned Denoising"
+    assert defects(f"{label}: {source[0]}", source + [label], [label]) == []

@@ -156,3 +156,12 @@ def test_the_venue_every_paper_shares_is_no_part_of_a_question():
     # another year, a name that starts with it, or nothing else left: kept as written
     assert without_venue("ICLR 2024 papers on X") == "ICLR 2024 papers on X"
     assert without_venue("ICLRNet results") == "ICLRNet results" and without_venue("ICLR 2025") == "ICLR 2025"
+
+
+def test_unbraced_drops_only_the_braces_left_unmatched_outside_math():
+    from rag.text import unbraced
+
+    assert unbraced("We introduce SRSA} (Skill Retrieval).") == "We introduce SRSA (Skill Retrieval)."
+    assert unbraced("generative tasks\\textblue{, with quality.") == "generative tasks, with quality."
+    kept = "We use \\textbf{SRSA}, $\\{a\\}$ and $x^{2}$ in {both} cases."
+    assert unbraced(kept) == kept

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.grounding.cite import Evidence, Judge
+from rag.text import unbraced
 from rag.types import Citation, Hit, Sentence
 
 # A sentence that leans on the one before it ("It reaches …", "These results …") needs it as context.
@@ -112,20 +113,28 @@ def blocks(evset: EvidenceSet, positions: list[int] | None = None) -> str:
     return "\n\n".join(parts)
 
 
+def quoted(e: Evidence, label: str | None = None) -> Sentence:
+    """An evidence sentence as an answer sentence: cited by its source, quoted whole (braces its abstract left
+    unmatched dropped), led by `label` when given ("Title: sentence")."""
+    text = unbraced(e.text.strip())
+    return Sentence(
+        f"{label}: {text}" if label else text,
+        [e.paper_n],
+        True,
+        round(e.score, 4),
+        quoted=True,
+        spans=[(e.paper_n, e.start, e.end)],
+    )
+
+
 def quote_sentences(quotes: list[Evidence], evset: EvidenceSet, titled: bool = False) -> list[Sentence]:
-    """Evidence sentences as answer sentences, each cited by its source and quoted whole, grouped by paper
-    in ranking order; `titled`: a paper's first sentence is led by its title ("Title: sentence")."""
+    """Evidence sentences as answer sentences, grouped by paper in ranking order; `titled`: a paper's first
+    sentence is led by its title ("Title: sentence")."""
     out, seen = [], set()
     for e in sorted(quotes, key=lambda e: (e.paper_n, e.start)):
-        text = e.text.strip()
-        if titled and e.paper_n not in seen:
-            text = f"{evset.hits[e.paper_n - 1].paper.label}: {text}"
+        lead = titled and e.paper_n not in seen
+        out.append(quoted(e, evset.hits[e.paper_n - 1].paper.label if lead else None))
         seen.add(e.paper_n)
-        out.append(
-            Sentence(
-                text, [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)]
-            )
-        )
     return out
 
 

@@ -10,6 +10,7 @@ from rag import prompts
 from rag.grounding.evidence import quote_sentences
 from rag.grounding.turn import Turn
 from rag.shapes.lister import find
+from rag.text import unbraced
 from rag.types import Caveat, Hit, Sentence
 
 
@@ -41,7 +42,9 @@ def _listed(res, turn: Turn, limit: int) -> Iterator:
         a = x.paper.text.find(x.quote)
         span = [(n, a, a + len(x.quote))] if a >= 0 else []
         sentences.append(
-            Sentence(f"{x.paper.label}: {x.quote.strip()}", [n], True, round(x.score, 4), True, span)
+            Sentence(
+                f"{x.paper.label}: {unbraced(x.quote.strip())}", [n], True, round(x.score, 4), True, span
+            )
         )
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)

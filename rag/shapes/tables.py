@@ -8,13 +8,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from rag.grounding.cite import Evidence
-from rag.grounding.evidence import EvidenceSet
+from rag.grounding.evidence import EvidenceSet, quoted
 from rag.grounding.outcome import answer_part
 from rag.grounding.turn import Turn
 from rag.reading.reader import Part
 from rag.text import CONTRIBUTION
-from rag.types import Sentence, Table
+from rag.types import Table
 
 # what each compare column asks of an abstract, scored like a question against its sentences
 COLUMNS = {
@@ -23,12 +22,6 @@ COLUMNS = {
     "Data or benchmarks": "experiments on datasets and benchmarks, evaluated on tasks",
     "Main result": "results show it outperforms baselines, improves accuracy and achieves state of the art",
 }
-
-
-def _cell(e: Evidence) -> Sentence:
-    return Sentence(
-        e.text.strip(), [e.paper_n], True, round(e.score, 4), quoted=True, spans=[(e.paper_n, e.start, e.end)]
-    )
 
 
 def _render(table: Table, evset: EvidenceSet) -> str:
@@ -55,8 +48,8 @@ def per_paper(turn: Turn) -> Iterator:
             rows.append((n, [None]))
             continue
         best = pa.quotes[0]
-        sentences.append(_cell(best))
-        rows.append((n, [best.text.strip()]))
+        sentences.append(quoted(best))
+        rows.append((n, [sentences[-1].text]))
     table = Table([reading.asked], rows)
     text = _render(table, evset)
     yield text
@@ -83,9 +76,9 @@ def compare(turn: Turn, positions: list[int]) -> Iterator:
             c, i = divmod(int(flat), len(own))
             if cells[c] is not None or i in used or score[c, i] < g.compare_min:
                 continue
-            cells[c], used = own[i].text.strip(), used | {i}
+            cells[c], used = quoted(own[i]).text, used | {i}
         rows.append((n, cells))
-        sentences += [_cell(own[i]) for i in sorted(used)]
+        sentences += [quoted(own[i]) for i in sorted(used)]
     table = Table(names, rows)
     text = _render(table, evset)
     yield text
