@@ -333,3 +333,17 @@ def test_a_brace_the_abstract_left_unmatched_is_not_quoted(seed_engine):
     assert quoted and all("}" not in s.text for s in quoted)
     ((n, a, b),) = quoted[0].spans
     assert paper.text[a:b].strip().replace("}", "") == quoted[0].text.split(": ", 1)[-1]
+
+
+def test_a_comparison_with_a_baseline_is_one_papers_answer_not_a_table(seed_engine):
+    """Only papers that name the compared items as their own make a table; a baseline or a dataset
+    compared against ("… compared to the baseline", "… against GMRES") leaves one paper's answer."""
+    for q in (
+        "How much lower is SRSA's standard deviation across seeds compared to the baseline?",
+        "Which smooth network architecture is SmODE compared against?",
+    ):
+        _, ans = run(seed_engine, q)
+        assert ans.table is None and {c.paper_id for c in ans.citations} == {
+            ans.retrieved[0].paper.paper_id
+        }, q
+    # two papers named as their own still make the table (test_compare_quotes_each_named_paper)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rag.text import flatten, initials_pattern, stopwords
+from rag.text import CONTRIBUTION, flatten, initials_pattern, stopwords
 
 QWORDS = {
     "what",
@@ -140,6 +140,17 @@ def _mentions(text: str, term: str) -> bool:
         return True
     acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
     return bool(acronym and acronym.search(text))
+
+
+def own_name(paper, term: str, reach: int = 80) -> bool:
+    """Whether the paper names `term` as its own: in its title, or just after it says what it contributes
+    ("We introduce Celcomen, …"), not as a baseline or a dataset it uses."""
+    if mentions(flatten(paper.title or ""), term):
+        return True
+    return any(
+        mentions(flatten(paper.text[m.end() : m.end() + reach]), term)
+        for m in CONTRIBUTION.finditer(paper.text)
+    )
 
 
 # between two options: "A or B", "A, or B", "A or even B", "A/B", "A and/or B" (a bare comma lists, it
