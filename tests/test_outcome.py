@@ -113,6 +113,22 @@ def test_each_part_is_answered_from_the_paper_it_names():
     assert out.focus == {1, 2}
 
 
+def test_a_dataset_another_paper_names_brings_that_paper_into_no_part():
+    """ "What accuracy does FooNet reach on ImageNet-21K?": ImageNet-21K is a dataset the second paper trains
+    on, not its name; the part stays FooNet's, and FooNet's abstract gives no accuracy."""
+    other = Paper(
+        "d", "We present QuxNet. QuxNet reaches 88.1% accuracy on ImageNet-21K.", "f", 3, title="QuxNet"
+    )
+    s = settings()
+    reading = Reader(s.conversation, lambda: idf)(
+        "What accuracy does FooNet reach on ImageNet-21K?", None, lambda q, f: []
+    )
+    evset = select(reading.query, [Hit(PAPERS[0], 1.0), Hit(other, 1.0)], JUDGE)
+    out = decide(reading, evset, JUDGE, idf, lambda w: False, s)
+    assert [pa.papers for pa in out.parts] == [[1]]
+    assert not any("88.1%" in t for t in quoted(out))
+
+
 def test_a_name_no_abstract_mentions_is_a_caveat_not_a_refusal():
     _, out = ask("How does FooNet compare with QuuxNet on cell morphology?")
     assert out.refused is None

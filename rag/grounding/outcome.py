@@ -18,7 +18,7 @@ from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import missing_aspects, to_cover
 from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, PRONOUNS, WH, Part, Reading
-from rag.retrieval.names import alternatives, field_word, mentions, named_terms
+from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
 from rag.types import Caveat, Hit
 
@@ -160,9 +160,10 @@ def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
 
 
 def part_papers(part: Part, hits: list[Hit], allowed: set[int]) -> list[int]:
-    """The sources a part is about: those its own names single out ("…, and how many tasks does B use?"),
-    else the question's."""
-    return sorted(singled_out(named_terms(part.text), hits, per_term=True) or allowed)
+    """The sources a part is about: those the papers' own names in it single out ("…, and how many tasks does
+    B use?"), else the question's. A metric, dataset or model it names ("AUROC", "GPT-4o") brings in no paper."""
+    own = [t for t in named_terms(part.text) if any(own_name(h.paper, t) for h in hits)]
+    return sorted(singled_out(own, hits, per_term=True) or allowed)
 
 
 # numbers written as words: "five domains", "a single set", "fivefold faster", "hundreds of tasks"

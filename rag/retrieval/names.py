@@ -144,13 +144,11 @@ def _mentions(text: str, term: str) -> bool:
 
 def own_name(paper, term: str, reach: int = 80) -> bool:
     """Whether the paper names `term` as its own: in its title, or just after it says what it contributes
-    ("We introduce Celcomen, …"), not as a baseline or a dataset it uses."""
+    ("We introduce Celcomen, …", in that sentence), not as a baseline or a dataset it uses."""
     if mentions(flatten(paper.title or ""), term):
         return True
-    return any(
-        mentions(flatten(paper.text[m.end() : m.end() + reach]), term)
-        for m in CONTRIBUTION.finditer(paper.text)
-    )
+    after = (paper.text[m.end() : m.end() + reach].split(". ")[0] for m in CONTRIBUTION.finditer(paper.text))
+    return any(mentions(flatten(x), term) for x in after)
 
 
 # between two options: "A or B", "A, or B", "A or even B", "A/B", "A and/or B" (a bare comma lists, it
