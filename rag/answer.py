@@ -181,9 +181,14 @@ class Engine:
             ]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
-        if reading.shape == "compare":  # each paper compared is looked up by its own words, first
-            first = self._compared(reading, mode)
-            hits = first + [h for h in hits if h.paper.paper_id not in {x.paper.paper_id for x in first}]
+        if reading.shape == "compare":  # an item compared counts when the paper it finds names it as its own
+            outright = words(reading.asked)[:1] in (["compare"], ["contrast"])  # or when asked outright
+            first: dict[str, Hit] = {}
+            for x in compared(reading.asked):
+                found = self.retriever.retrieve(x, 1, mode, filters=reading.filters)[:1]
+                if found and (outright or any(own_name(found[0].paper, t) for t in named_terms(x))):
+                    first.setdefault(found[0].paper.paper_id, found[0])
+            hits = [*first.values(), *(h for h in hits if h.paper.paper_id not in first)]
             reading.compared = len(first)
             if len(first) < 2:  # "… compared with the baseline / AudioSet": one paper's answer, not a table
                 reading.shape = "explain"
@@ -213,17 +218,6 @@ class Engine:
             yield from tables.compare(turn, chosen)
             return
         yield from self._explain(turn)
-
-    def _compared(self, reading: Reading, mode) -> list[Hit]:
-        """The papers a comparison names, one per item: an item counts when the paper it finds names it as
-        its own (title or contribution), or when the user asked outright ("Compare the paper on X with …")."""
-        outright = words(reading.asked)[:1] in (["compare"], ["contrast"])
-        first: dict[str, Hit] = {}
-        for x in compared(reading.asked):
-            found = self.retriever.retrieve(x, 1, mode, filters=reading.filters)[:1]
-            if found and (outright or any(own_name(found[0].paper, t) for t in named_terms(x))):
-                first.setdefault(found[0].paper.paper_id, found[0])
-        return list(first.values())
 
     def _explain(self, turn: Turn) -> Iterator:
         """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state

@@ -347,3 +347,13 @@ def test_a_comparison_with_a_baseline_is_one_papers_answer_not_a_table(seed_engi
             ans.retrieved[0].paper.paper_id
         }, q
     # two papers named as their own still make the table (test_compare_quotes_each_named_paper)
+
+
+def test_a_paper_named_after_another_is_a_switch_with_no_line_about_the_first(seed_engine):
+    """ "And what does Topograph do …?" names another paper: the answer is about Topograph, with no line saying
+    the paper discussed before never mentions it."""
+    first = seed_engine.ask("What is the Belief State Transformer?")
+    ans = seed_engine.ask("And what does Topograph do for image segmentation?", first.as_turns())
+    assert not ans.refused and ans.leaned_on is None
+    assert "Topograph" in ans.citations[0].title
+    assert not [c for c in ans.caveats if c.code == "not_in_followed"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
-from rag.retrieval.names import named_terms
+from rag.retrieval.names import named_terms, own_name
 from rag.text import COURTESY, Idf, content_words, without_venue
 from rag.types import Hit, Paper
 
@@ -483,9 +483,10 @@ class Reader:
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
         if gain >= c.switch_min_gain and n >= c.switch_min_words:
             # read alone; words that lean ("does it also …") are told that the paper followed lacks these, unless
-            # they describe another paper ("the work that …": a switch, and their "they" is that paper)
+            # they describe or name another paper ("the work that …", "Topograph - what …": a switch)
             lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
-            pointed = said and not _DESCRIBED.search(asked)
+            named = any(own_name(a[0].paper, t) for t in named_terms(asked))
+            pointed = said and not _DESCRIBED.search(asked) and not named
             return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed else ()
         if gain <= -c.follow_min_gain:
             return base, "follow-up", gain, ()
