@@ -213,7 +213,7 @@ def answer_part(
     numbered = 1.0
     thing = content_words(part.thing) - FRAME
     if part.number:  # only a sentence stating a number near what is asked can answer it
-        near = thing | words  # "how large are the instances": "… routing problem with up to 100K nodes"
+        near = thing or words
         stated = np.array(
             [states_number(e.text, reading.asked, near, s.grounding.number_window) for e in pool]
         )
