@@ -63,8 +63,9 @@ def fragment(sentence: str, labels: Sequence[str] = ()) -> str | None:
     if words[-1] in _ENDS_ON and not s.endswith(("?", "!")):
         return "cut off"
     bare = _MATH.sub(" ", s)
-    for a, b in _PAIRS:  # "1) …, 2) …" is an enumeration; "(…, Pass@64)" a balanced bracket
-        if bare.count(a) != bare.count(b) and _ENUM.sub(" ", bare).count(a) != _ENUM.sub(" ", bare).count(b):
+    listed = _ENUM.sub(" ", bare)  # "1) …, 2) …" is an enumeration; "(…, Pass@64)" a balanced bracket
+    for a, b in _PAIRS:
+        if bare.count(a) != bare.count(b) and listed.count(a) != listed.count(b):
             return "unbalanced brackets"
     if len(re.findall(r"(?<!\\)\$", s)) % 2:
         return "unclosed math"

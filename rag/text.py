@@ -156,7 +156,8 @@ def unbraced(text: str) -> str:
         j = i
         while j > 0 and text[j - 1].isalpha():
             j -= 1
-        j -= j > 0 and text[j - 1] == "\\"
+        if j > 0 and text[j - 1] == "\\":  # the command's backslash
+            j -= 1
         out[j : i + 1] = [""] * (i + 1 - j)
     return " ".join("".join(out).split())
 
