@@ -5,7 +5,9 @@ holding `rows.jsonl` from one question file. Two logistic models over general si
 - nothing relevant (a hard refusal): the best evidence score, the best chunk cosine, the best paper's
   rarity-weighted share of the question's words; labels: unanswerable (1) vs answerable (0);
 - a part not stated (a caveat): the share of what the part asks that its papers' words hold, and its best
-  sentence's score; per question the least covered part; labels the same.
+  sentence's score; per question the least covered part; labels the same. A "which paper" description's
+  parts get a model of their own (WHICH), fitted on those rows only: what a missing description looks like
+  differs from what a missing detail of a named paper does.
 Each bar is the lowest probability whose answerable rate (hard refusals; caveats on what was asked) stays
 within its budget on the files fitted on. Leave-one-file-out: fit on every file but one, score the one.
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 REFUSE = ("relevance", "cosine", "cover")
 CAVEAT = ("cover", "thing", "score", "missing", "elsewhere", "no_number", "which", "aspect")
+WHICH = ("cover", "thing", "score", "missing", "elsewhere", "aspect")
 
 
 def load(dirs: list[Path]) -> list[dict]:
@@ -42,9 +45,14 @@ def load(dirs: list[Path]) -> list[dict]:
     return rows
 
 
-def part_xs(r: dict) -> list[list[float]]:
+def part_xs(r: dict, keys: tuple[str, ...] = CAVEAT) -> list[list[float]]:
     """Each part's signals ([] when no part was read, e.g. a list)."""
-    return [[p["signals"].get(k, 0.0) for k in CAVEAT] for p in r.get("parts") or [] if p.get("signals")]
+    return [[p["signals"].get(k, 0.0) for k in keys] for p in r.get("parts") or [] if p.get("signals")]
+
+
+def is_which(r: dict) -> bool:
+    """A "which paper" description (its parts carry the `which` signal)."""
+    return any(p["signals"].get("which") == 1.0 for p in r.get("parts") or [] if p.get("signals"))
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
@@ -69,20 +77,31 @@ def _bar(p: np.ndarray, y: np.ndarray, budget: float) -> float:
     return float(neg[k] + 1e-6) if k < len(neg) else 0.0
 
 
+def _caveat_fit(rows: list[dict], y: np.ndarray, standing: list[int], keys, budget: float) -> tuple:
+    """A caveat model over every part of `rows`, its bar on each standing question's worst part."""
+    xc = np.array([x for r in rows for x in part_xs(r, keys)])
+    yc = np.array([y[i] for i, r in enumerate(rows) for _ in part_xs(r, keys)])
+    cm, ci = _fit(xc, yc)
+    worst = np.array([max(_p(cm, ci, np.array(part_xs(rows[i], keys)))) for i in standing])
+    return cm, ci, _bar(worst, y[standing], budget)
+
+
 def fit(rows: list[dict], refuse_budget: float, caveat_budget: float) -> dict:
     y = np.array([0 if r["answerable"] else 1 for r in rows])
     xr = np.array([[r["signals"].get(k, 1.0) for k in REFUSE] for r in rows])
     rm, ri = _fit(xr, y)
     rbar = _bar(_p(rm, ri, xr), y, refuse_budget)
-    # every part of an unanswerable question counts as unstated (which one is not labelled)
-    xc = np.array([x for r in rows for x in part_xs(r)])
-    yc = np.array([0 if r["answerable"] else 1 for r in rows for _ in part_xs(r)])
-    cm, ci = _fit(xc, yc)
-    # the caveat budget counts answerable questions the refusal left standing: a question's worst part
-    keep = [i for i, r in enumerate(rows) if part_xs(r) and _p(rm, ri, xr[i : i + 1])[0] < rbar]
-    worst = np.array([max(_p(cm, ci, np.array(part_xs(rows[i])))) for i in keep])
-    cbar = _bar(worst, y[keep], caveat_budget)
-    return {"refuse": (rm, ri, rbar), "caveat": (cm, ci, cbar)}
+    # every part of an unanswerable question counts as unstated (which one is not labelled); the caveat
+    # budget counts answerable questions the refusal left standing
+    standing = [i for i, r in enumerate(rows) if part_xs(r) and _p(rm, ri, xr[i : i + 1])[0] < rbar]
+    model = {"refuse": (rm, ri, rbar), "caveat": _caveat_fit(rows, y, standing, CAVEAT, caveat_budget)}
+    which = [i for i, r in enumerate(rows) if is_which(r)]
+    if len({y[i] for i in which}) == 2:
+        pos = {i: k for k, i in enumerate(which)}
+        model["which"] = _caveat_fit(
+            [rows[i] for i in which], y[which], [pos[i] for i in standing if i in pos], WHICH, caveat_budget
+        )
+    return model
 
 
 def decide(model: dict, r: dict) -> tuple[bool, bool]:
@@ -92,8 +111,9 @@ def decide(model: dict, r: dict) -> tuple[bool, bool]:
     # caveats no fitted bar decides: a name no abstract mentions, a follow-up's paper that never mentions it
     terms = any(c["code"] in ("term_absent", "not_in_followed") for c in r.get("caveats") or [])
     lists = any(c["code"] == "partial_match" for c in r.get("caveats") or []) and not r.get("parts")
-    px = part_xs(r)
-    cm, ci, cbar = model["caveat"]
+    keys, name = (WHICH, "which") if is_which(r) and "which" in model else (CAVEAT, "caveat")
+    px = part_xs(r, keys)
+    cm, ci, cbar = model[name]
     part = bool(px) and float(max(_p(cm, ci, np.array(px)))) >= cbar
     return refused, (terms or lists or part) and not refused
 
@@ -126,8 +146,14 @@ def leave_one_file_out(rows: list[dict], refuse_budget: float, caveat_budget: fl
 def as_settings(model: dict) -> dict:
     """The fitted models in the settings' form: feature -> (mean, sd, weight), intercept, bar."""
     out = {}
-    for name, keys in (("refuse", REFUSE), ("caveat", CAVEAT)):
-        (mean, sd, w), intercept, bar = model[name]
+    for name, part, keys in (
+        ("refuse", "refuse", REFUSE),
+        ("caveat", "caveat", CAVEAT),
+        ("which_caveat", "which", WHICH),
+    ):
+        if part not in model:
+            continue
+        (mean, sd, w), intercept, bar = model[part]
         out[f"{name}_model"] = {
             k: (round(float(m), 5), round(float(s), 5), round(float(x), 5))
             for k, m, s, x in zip(keys, mean, sd, w)

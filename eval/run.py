@@ -285,6 +285,7 @@ def config_section(
                 "support_threshold",
                 "refuse_bar",
                 "caveat_bar",
+                "which_caveat_bar",
                 "answer_style",
                 "chunk_size",
                 "chunk_overlap",

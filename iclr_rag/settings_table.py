@@ -29,6 +29,7 @@ COMMON = (
     "threads",
     "refuse_bar",
     "caveat_bar",
+    "which_caveat_bar",
     "lister_min_score",
     "auth",
     "forwarded_allow_ips",

@@ -264,6 +264,23 @@ class GroundingSettings(BaseModel):
         0.69563,
         "A part gets a caveat when the model's probability (0-1) of not stated reaches this (`rag eval-fit`).",
     )
+    which_caveat_model: dict[str, tuple[float, float, float]] = D(
+        {
+            "cover": (0.5663, 0.28242, -1.28435),
+            "thing": (0.73831, 0.36654, 0.39132),
+            "score": (0.46748, 0.17586, 0.09197),
+            "missing": (11.79769, 7.2938, -0.72829),
+            "elsewhere": (4.97492, 5.51977, -1.16453),
+            "aspect": (0.21802, 0.4129, 1.1743),
+        },
+        'A part of a "which paper" description its closest paper lacks: the caveat model of its own, over the '
+        "same signals as `caveat_model` and whether the paper lacks an aspect of the description (`rag eval-fit`).",
+    )
+    which_caveat_intercept: float = D(-0.87522, "A description's part not matched: the model's intercept.")
+    which_caveat_bar: float = D(
+        0.75621,
+        "A description's part gets a caveat when that model's probability reaches this (`rag eval-fit`).",
+    )
     number_window: int = D(
         8, "A number answers a part when it stands within this many words of what is asked."
     )

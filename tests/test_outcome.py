@@ -174,3 +174,20 @@ def test_a_question_in_another_language_is_said_to_be_so(question, other):
     assert ("language" in codes) is other
     if other:
         assert "term_absent" not in codes  # its words are no missing names
+
+
+@pytest.mark.parametrize("which_bar, shared_bar, caveated", [(0.0, 1.0, True), (1.0, 0.0, False)])
+def test_a_description_is_decided_by_its_own_caveat_model(which_bar, shared_bar, caveated):
+    """A "which paper" description's part is caveated by the description model and its bar alone; the
+    shared model decides the other shapes."""
+    kw = dict(which_caveat_model={"cover": (0.0, 1.0, -10.0)}, which_caveat_intercept=7.0)
+    reading, out = ask(
+        "Which paper predicts cell morphology under drug perturbations?",
+        which_caveat_bar=which_bar,
+        caveat_bar=shared_bar,
+        **kw,
+    )
+    assert reading.shape == "which" and out.refused is None
+    assert [c.code for c in out.caveats] == (["partial_match"] if caveated else [])
+    _, out = ask("How does FooNet predict morphology?", which_caveat_bar=0.0, caveat_bar=1.0, **kw)
+    assert out.caveats == []

@@ -252,7 +252,13 @@ def answer_part(
         )
         x["aspect"] = float(bool(gaps and gaps[0]))
     out.signals = x
-    if logistic(s.grounding.caveat_model, s.grounding.caveat_intercept, x) >= s.grounding.caveat_bar:
+    g = s.grounding
+    model = (
+        (g.which_caveat_model, g.which_caveat_intercept, g.which_caveat_bar)
+        if reading.shape == "which"
+        else (g.caveat_model, g.caveat_intercept, g.caveat_bar)
+    )
+    if logistic(model[0], model[1], x) >= model[2]:
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
         what = part.number or lacking(part.text, words - have) or "what is asked"
         if reading.shape == "which":
