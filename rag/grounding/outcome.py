@@ -252,13 +252,8 @@ def answer_part(
         )
         x["aspect"] = float(bool(gaps and gaps[0]))
     out.signals = x
-    g = s.grounding
-    model = (
-        (g.which_caveat_model, g.which_caveat_intercept, g.which_caveat_bar)
-        if reading.shape == "which"
-        else (g.caveat_model, g.caveat_intercept, g.caveat_bar)
-    )
-    if logistic(model[0], model[1], x) >= model[2]:
+    g, m = s.grounding, "which_caveat" if reading.shape == "which" else "caveat"  # a description has its own
+    if logistic(getattr(g, f"{m}_model"), getattr(g, f"{m}_intercept"), x) >= getattr(g, f"{m}_bar"):
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
         what = part.number or lacking(part.text, words - have) or "what is asked"
         if reading.shape == "which":
