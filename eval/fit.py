@@ -1,7 +1,7 @@
-"""`rag eval-fit`: fit the outcome's two bars (rag.grounding.outcome) on eval rows, and score them leave-one-file-out.
+"""`rag eval-fit`: fit the outcome's bars (rag.grounding.outcome) on eval rows, and score them leave-one-file-out.
 
 Input: run folders of `rag eval` (gate or generated; the decision signals don't depend on the draft), each
-holding `rows.jsonl` from one question file. Two logistic models over general signals:
+holding `rows.jsonl` from one question file. Logistic models over general signals:
 - nothing relevant (a hard refusal): the best evidence score, the best chunk cosine, the best paper's
   rarity-weighted share of the question's words; labels: unanswerable (1) vs answerable (0);
 - a part not stated (a caveat): the share of what the part asks that its papers' words hold, and its best

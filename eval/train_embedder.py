@@ -23,6 +23,7 @@ Measured, for the packaged and the adapted model:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -36,10 +37,6 @@ from rag.shapes.list_score import STATES
 
 DATA = Path("eval/data")
 WEIGHTS = (0.5, 1.0, 2.0)
-
-
-def sentences(p) -> list[str]:
-    return [p.text[a:b] for a, b, _ in p.sentences] or [p.text]
 
 
 def mine(papers, n: int, seed: int, hard: int = 0) -> list[tuple[str, ...]]:
@@ -56,13 +53,13 @@ def mine(papers, n: int, seed: int, hard: int = 0) -> list[tuple[str, ...]]:
     rows = []
     for i in order[:n]:
         p = papers[i]
-        ss = sentences(p)
+        ss = p.sentence_texts
         stated = [s for s in ss if STATES.search(s) and len(s.split()) >= 8]
         if rng.random() < 0.5 or not stated:
-            q, form = _subject(p.title), (lambda x: " ".join(sentences(x)))
+            q, form = _subject(p.title), (lambda x: " ".join(x.sentence_texts))
         else:
             q = rng.choice(stated)
-            form = lambda x, q=q: f"{x.title}. " + " ".join(y for y in sentences(x) if y != q)  # noqa: E731
+            form = lambda x, q=q: f"{x.title}. " + " ".join(y for y in x.sentence_texts if y != q)  # noqa: E731
         negs = []
         if lexical:
             pool = [j for j in lexical(q, 10) if j != i]
@@ -184,7 +181,7 @@ def replay(qs, ids, mats, qvecs, data_dir: Path) -> dict:
     """The product's fused ranking for each question, and the same with a paper-level side added or swapped in."""
     from rag.index.index import Index
     from rag.models.embedder import get_embedder
-    from rag.retrieval.retrieve import Retriever, fuse_ranks
+    from rag.retrieval.retrieve import Retriever
     from rag.settings import Settings
 
     s = Settings()
@@ -206,10 +203,7 @@ def replay(qs, ids, mats, qvecs, data_dir: Path) -> dict:
                     if swap
                     else sides + [(m, w, ranks)]
                 )
-            scores = fuse_ranks(sides, tr.rrf_k)
-            for pid, share in tr.shares.items():
-                if pid in scores:
-                    scores[pid] += tr.named_boost * share / (tr.rrf_k + 1)
+            scores = dataclasses.replace(tr, sides=sides).scores()  # the retriever's own fusion and boost
             ranked[label].append(sorted(scores, key=lambda p: -scores[p]))
     out = {label: hits_at(r, qs, ks=(1, 5)) for label, r in ranked.items()}
     for label, figures in out.items():

@@ -56,7 +56,7 @@ _CONNECTOR = re.compile(r"\s+(for|in|with|via|on|using|under)\s+", re.I)
 def passage(paper) -> str:
     """What the model reads of a paper: its title, then the abstract sentences that state its contribution
     ("we propose …"), then the others in order; 128 wordpieces reach the contribution of most abstracts."""
-    sents = [paper.text[a:b] for a, b, _ in paper.sentences] or [paper.text]
+    sents = paper.sentence_texts
     first = [x for x in sents if STATES.search(x)]
     rest = [x for x in sents if not STATES.search(x)]
     title = (paper.title or "").strip()

@@ -41,6 +41,11 @@ class Paper:
         return [(a, b, content_words(self.text[a:b])) for a, b in sentence_spans(self.text)]
 
     @property
+    def sentence_texts(self) -> list[str]:
+        """The abstract's sentences as text (the whole abstract when none was split)."""
+        return [self.text[a:b] for a, b, _ in self.sentences] or [self.text]
+
+    @property
     def label(self) -> str:
         """Human label: the title, else `file #index`."""
         return self.title or f"{self.source_file} #{self.index}"

@@ -165,7 +165,7 @@ def _said(p: Paper) -> str:
     chose a sentence for."""
     from rag.shapes.list_score import STATES
 
-    sents = [p.text[a:b] for a, b, _ in p.sentences] or [p.text]
+    sents = p.sentence_texts
     return next((x for x in sents if STATES.search(x)), sents[0])
 
 
