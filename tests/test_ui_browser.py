@@ -402,6 +402,28 @@ def test_list_follow_ups_point_at_the_lists_entries_and_ask_every_listed_paper(o
         assert p.external_requests() == [] and not p.errors, p.errors
 
 
+def test_a_table_answer_scrolls_in_its_box_on_a_phone(open_as, seed_engine):
+    """At 390×844 a per-paper table scrolls sideways inside its own box: the page keeps the phone's width, so
+    the composer and the chat's buttons stay on screen."""
+    with running_app(seed_engine) as (url, _):
+        p = open_as(url, viewport=MOBILE)
+        page = p.page
+        p.wait_ready()
+        p.ask("Which papers are about diffusion models?")
+        p.ask("What datasets do they use?")
+        wrap = page.locator("#chat .turn").last.locator(".table-wrap")
+        assert wrap.count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= MOBILE["width"]
+        box = wrap.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= MOBILE["width"], box
+        assert wrap.evaluate("w => w.scrollWidth > w.clientWidth")  # the table scrolls in its box
+        rect = page.locator("#send").bounding_box()
+        assert rect["x"] + rect["width"] <= MOBILE["width"], rect
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "ui-mobile-table.png"))
+        assert p.external_requests() == [] and not p.errors, p.errors
+
+
 def test_a_typo_refusal_asks_the_mended_question_in_one_click(open_page, seed_engine):
     with running_app(seed_engine) as (url, _):
         p = open_page(url)
@@ -664,6 +686,16 @@ def test_one_letter_math_tex_commands_percent_and_emphasis_render(open_page):
         assert "$k$" not in text and "\\%" not in text and "58.1%" in text and "*Proteina*" not in text
         assert page.locator("#probe em").inner_text() == "Proteina"
         assert "$5 and $10" in text  # prices stay text
+        # marks that only style words read as the words; an underscore inside a name stays
+        page.evaluate(
+            """() => { const d = document.createElement('div'); d.className = 'abstract'; d.id = 'marks';
+            d.textContent = '\\\\textsc{DySpec} and **P**arallel sp**E**culative run **4.43$\\\\times$** faster on an _iconic_ set via my_var_name.';
+            document.querySelector('#sources').appendChild(d); }"""
+        )
+        page.wait_for_function("document.querySelectorAll('#marks .katex').length >= 1", timeout=T)
+        text = page.locator("#marks").inner_text()
+        assert "DySpec and Parallel spEculative run 4.43" in text and "**" not in text and "\\" not in text
+        assert page.locator("#marks em").inner_text() == "iconic" and "my_var_name" in text
         assert not p.errors, p.errors
 
 

@@ -135,8 +135,10 @@
   var katex = null, katexLoading = false;
   // $k$ (one letter) and $\sim$50 (a TeX command may touch a digit); "$5 and $10" stays text
   var MATH_RE = /(^|[^\\$])\$(?:(\\[A-Za-z]+[^$\n]{0,300}?)\$|(?!\s)([^$\n]{0,300}?[^\s\\$])\$(?![0-9$]))/;
-  // what abstracts write in LaTeX or Markdown outside math: 58.1\% and *Proteina*
-  var EMPH_RE = /(^|[\s(])\*([A-Za-z][^*\n]{0,80}?[^\s*])\*(?=[\s.,;:)]|$)/;
+  // what abstracts write in LaTeX or Markdown outside math: 58.1\% and *Proteina* or _Proteina_
+  var EMPH_RE = /(^|[\s(])([*_])([A-Za-z][^*_\n]{0,80}?[^\s*_])\2(?=[\s.,;:)]|$)/;
+  // marks that only style a word, read as the word: \textsc{DySpec}, **P**arallel, **4.43$\times$**
+  var MARKS_RE = /\\(?:textsc|texttt|textbf|textit|textrm|textsf|emph|underline)\{([^{}\n]{1,120})\}|\*\*(?=\S)([^*\n]{1,120}?)\*\*/g;
   var MATH_SCOPE = '#chat .answer-text:not(.streaming), #chat .paper-table, #sources .abstract, #sources .title';
   function loadKatex() {
     if (katex || katexLoading || !'__KATEX_JS__') return;
@@ -151,7 +153,7 @@
     var start = m.index + m[1].length, rest = node.splitText(start);
     rest.nodeValue = rest.nodeValue.slice(m[0].length - m[1].length);
     var em = document.createElement('em');
-    em.textContent = m[2];
+    em.textContent = m[3];
     node.parentNode.insertBefore(em, rest);
     tidyNode(rest);
   }
@@ -177,13 +179,15 @@
     var nodes = [];
     roots.forEach(function (r) {
       var t = r.textContent;
-      if (t.indexOf('$') < 0 && t.indexOf('\\%') < 0 && t.indexOf('*') < 0) return;
+      if (!/[$*_\\]/.test(t)) return;
       var w = document.createTreeWalker(r, NodeFilter.SHOW_TEXT), tidy = [];
       while (w.nextNode()) {
         var n = w.currentNode;
         if (n.parentElement && n.parentElement.closest('.katex')) continue;
+        var bare = n.nodeValue.replace(MARKS_RE, '$1$2');
+        if (bare !== n.nodeValue) n.nodeValue = bare;  // only a change: the observer sees every write
         if (n.nodeValue.indexOf('$') >= 0) nodes.push(n);
-        else if (n.nodeValue.indexOf('\\%') >= 0 || n.nodeValue.indexOf('*') >= 0) tidy.push(n);
+        else if (/[*_]|\\%/.test(n.nodeValue)) tidy.push(n);
       }
       tidy.forEach(tidyNode);
     });
