@@ -53,11 +53,11 @@ def _references(ans) -> str:
 
 
 def _print_answer(ans) -> None:
-    from rag.export import marked
+    from rag.export import marked, readable
 
-    echo(marked(ans))  # an unsupported sentence says so where it stands
+    echo(readable(marked(ans)))  # an unsupported sentence says so where it stands
     for c in ans.caveats:  # what the evidence does not cover, in one line each
-        echo(f"Note: {c.text}")
+        echo(f"Note: {readable(c.text)}")
     if ans.suggested_question:
         echo(f"\nDid you mean: {ans.suggested_question}")
     if ans.refused and ans.retrieved:
@@ -66,7 +66,7 @@ def _print_answer(ans) -> None:
             echo(f"- {h.paper.label}")
     refs = _references(ans)
     if refs:
-        echo("\nReferences:\n" + refs)
+        echo("\nReferences:\n" + readable(refs))
 
 
 def _retrieved(item) -> None:
@@ -75,7 +75,8 @@ def _retrieved(item) -> None:
     lines = [
         f"  {n}. {h.paper.label} [{h.paper.decision or '?'}]" for n, h in enumerate(item.retrieved[:8], 1)
     ]
-    echo(f"Retrieved {len(item.retrieved)} papers:\n" + "\n".join(lines) + "\n", err=True)
+    more = f", the first {len(lines)}" if len(item.retrieved) > len(lines) else ""
+    echo(f"Retrieved {len(item.retrieved)} papers{more}:\n" + "\n".join(lines) + "\n", err=True)
 
 
 def _run(engine, question, history, json_out, *, indexed: str | None = None, **kw):

@@ -245,9 +245,16 @@ def plain(text: object) -> str:
     return " ".join(s.split())
 
 
+def readable(text: str) -> str:
+    """Corpus text as it reads outside a typesetter: LaTeX text-style commands and Markdown bold as their words
+    ("\\textsc{DySpec}" -> "DySpec", "**P**arallel" -> "Parallel"), and "58.1\\%" as "58.1%"."""
+    s = re.sub(r"\\(?:" + _TEXT_COMMANDS + r")\{([^{}]*)\}", r"\1", text)
+    return re.sub(r"\*\*(?=\S)([^*\n]{1,120}?)\*\*", r"\1", s).replace("\\%", "%")
+
+
 def _md(text: object) -> str:
     """Plain text that Markdown shows as written: no HTML, no links or images."""
-    s = plain(text)
+    s = readable(plain(text))
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return re.sub(r"([\\`*_\[\]!])", r"\\\1", s)
 
@@ -312,7 +319,8 @@ def _answer_body(answer: Any, renumber: dict[int, int]) -> str:
         return "[" + ", ".join(str(renumber.get(n, n)) for n in marker_numbers(m.group(1))) + "]"
 
     text = plain(answer.answer) if "<" in (answer.answer or "") else None  # Markdown shows no HTML
-    body = MARKER_RE.sub(sub, marked(answer, "_({})_", text)).replace("<", "&lt;")
+    body = MARKER_RE.sub(sub, readable(marked(answer, "_({})_", text))).replace("<", "&lt;")
+    body = "\n\n".join(x for x in body.splitlines() if x.strip())  # a line of the answer is a paragraph
     own = {_url(h.paper) for h in getattr(answer, "retrieved", None) or []}
     return inert_links(body, own | {_url(_cited(answer, c)) for c in answer.citations or []})
 

@@ -40,6 +40,13 @@ def test_undecodable_question_is_one_line(tmp_path, no_models, cmd):
     assert not (tmp_path / "d").exists()
 
 
+@pytest.mark.parametrize("cmd", ["ask", "summarize", "list"])
+def test_a_question_of_marks_only_is_one_line(tmp_path, no_models, cmd):
+    r, err = _rag([cmd, "   ?? ", "--data-dir", str(tmp_path / "d")])
+    _one_line(r, err, "has no words")
+    assert not (tmp_path / "d").exists()
+
+
 def test_an_undecodable_chat_line_does_not_end_the_chat(monkeypatch, tmp_path):
     from rag.retrieval.filters import Filters
 

@@ -175,6 +175,27 @@ def test_a_follow_up_says_which_earlier_question_it_was_read_with(capsys):
     assert "(read as a follow-up to: What is X?)" in capsys.readouterr().err
 
 
+def test_the_terminal_reads_latex_marks_as_words_and_says_how_many_sources_it_lists(capsys):
+    from iclr_rag.cli import _print_answer, _retrieved
+    from rag.types import Answer, Caveat, Citation, Hit, Paper, Retrieved
+
+    p = Paper("id1", "x", "f.txt", 0, title=r"\textsc{DySpec}")
+    ans = Answer(
+        "q",
+        r"It reaches **4.43$\times$** with \texttt{Llama3-8B}, 58.1\% [1]",
+        [Citation(1, "id1", p.title, "f.txt", 0, "q")],
+        [],
+        [Hit(p, 1.0)],
+        caveats=[Caveat("not_stated", r"The abstract of “\textsc{DySpec}” does not say it.")],
+    )
+    _print_answer(ans)
+    out = capsys.readouterr().out
+    assert r"It reaches 4.43$\times$ with Llama3-8B, 58.1% [1]" in out
+    assert "“DySpec”" in out and "[1] DySpec." in out and "textsc" not in out
+    _retrieved(Retrieved("q", "q", "explain", [Hit(p, 1.0)] * 12))
+    assert "Retrieved 12 papers, the first 8:" in capsys.readouterr().err
+
+
 def test_a_refusal_prints_the_question_a_typo_meant(capsys):
     from iclr_rag.cli import _print_answer
     from rag.types import Answer

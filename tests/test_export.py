@@ -151,6 +151,22 @@ def test_answer_markdown_uses_the_standalone_question_and_marks_unsupported():
     assert "It cures everything. _(not found in the sources)_" in md
 
 
+def test_answer_markdown_keeps_each_line_a_paragraph_and_reads_latex_marks_as_words():
+    """markdown-it joins single newlines into one paragraph: a list answer's lines stay lines. LaTeX text
+    commands, Markdown bold and "\\%" read as their words, in the answer and in quotes."""
+    p = Paper("id1", "x", "f.txt", 0, title=r"\textsc{DySpec}: **P**arallel decoding")
+    a = Answer(
+        question="Which papers?",
+        answer="2 papers match:\nA: up to 58.1\\% faster [1]\nB: uses \\texttt{Llama3-8B} [1]",
+        citations=[Citation(1, "id1", p.title, "f.txt", 0, "q")],
+        sentences=[],
+        retrieved=[Hit(p, 1.0)],
+    )
+    md = export.answer_markdown([a], chat=False)
+    assert "2 papers match:\n\nA: up to 58.1% faster [1]\n\nB: uses Llama3-8B [1]" in md
+    assert "[1] DySpec: Parallel decoding." in md and "textsc" not in md and "**P**" not in md
+
+
 def test_exports_strip_html_from_corpus_text():
     eng = FakeEngine([xss_paper()], token_delay=0)
     a = ask(eng, "verbatim xssmarker tracking pixels")

@@ -55,6 +55,11 @@ def validate_question(text: str, max_chars: int) -> str:
     q = clean_question(text) if isinstance(text, str) else ""
     if not q.strip():
         raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")
+    if not any(c.isalnum() for c in q):
+        raise UserError(
+            f"The question “{q.strip()[:40]}” has no words, only marks. "
+            "Type a question about the indexed ICLR 2025 papers."
+        )
     if len(q) > max_chars:
         raise UserError(
             f"The question is {len(q):,} characters long; the limit is {max_chars:,}. "
