@@ -20,12 +20,12 @@ from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
 from rag.reading.hygiene import check_question, is_instruction_only
 from rag.reading.reader import Reader, Reading, compared, words
-from rag.retrieval.names import named_terms, own_name
+from rag.retrieval.names import mentions, named_terms, own_name
 from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
-from rag.text import content_words
+from rag.text import content_words, flatten
 from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
@@ -186,7 +186,9 @@ class Engine:
             first: dict[str, Hit] = {}
             for x in compared(reading.asked):
                 found = self.retriever.retrieve(x, 1, mode, filters=reading.filters)[:1]
-                if found and (outright or any(own_name(found[0].paper, t) for t in named_terms(x))):
+                # the question's names in the item: "Proteina" alone starts its text, so reads as no name
+                names = named_terms(x) | {t for t in reading.terms if mentions(flatten(x), t)}
+                if found and (outright or any(own_name(found[0].paper, t) for t in names)):
                     first.setdefault(found[0].paper.paper_id, found[0])
             hits = [*first.values(), *(h for h in hits if h.paper.paper_id not in first)]
             reading.compared = len(first)

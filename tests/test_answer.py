@@ -145,6 +145,9 @@ def test_compare_quotes_each_named_paper(seed_engine):
     ans = seed_engine.ask("How do DANSM and EvoGen differ in what they change about diffusion training?")
     assert ans.shape == "compare" and len({c.paper_id for c in ans.citations}) == 2
     assert all(s.quoted for s in ans.sentences)
+    # a name with one capital, first in its item ("Celcomen and …"), is still a name: a table
+    ans = seed_engine.ask("How do Celcomen and MorphoDiff differ?")
+    assert ans.shape == "compare" and ans.table is not None and len(ans.table.rows) == 2
 
 
 def test_topic_switch_answers_the_new_paper_alone(seed_engine):
@@ -260,6 +263,16 @@ def test_typos_guess_few_words_and_read_a_sentence_capital_as_no_name(seed_engin
     }
 
 
+def test_an_answer_says_did_you_mean_for_a_mistyped_word(seed_engine):
+    """Not only a refusal: an answer whose question has a word no abstract uses, one typo from one they use,
+    says so and offers the mended question."""
+    ans = seed_engine.ask("What does Celcomen do for spatial transcriptomcs?")
+    assert not ans.refused and any(is_celcomen(c) for c in ans.citations)
+    assert [c.code for c in ans.caveats if c.code == "typo"] == ["typo"]
+    assert ans.suggested_question == "What does Celcomen do for spatial transcriptomics?"
+    assert seed_engine.ask("What does Celcomen do for spatial transcriptomics?").suggested_question is None
+
+
 def test_a_word_the_conference_writes_is_no_typo_in_a_small_index(seed_engine):
     # absent from the 38 seeds, one edit from words they use, but written across the bundled conference
     lexical = seed_engine.retriever.bm25()
@@ -275,6 +288,23 @@ def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lac
     assert c.missing and "“vehicle routing problems”" in c.text
     assert first.citations[0].title in c.text
     assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
+
+
+def test_a_name_after_the_pronoun_is_what_the_followed_paper_is_asked_about(seed_engine):
+    """In "Can it be used for theorem proving in Lean?" the name comes after "it": "it" is still the paper
+    followed, which never mentions Lean, though another paper has it in its title (or, for GMRES, compares
+    with it). The answer says so; a name the paper followed mentions leaves it a follow-up."""
+    first = seed_engine.ask("What does Celcomen do for spatial transcriptomics?")
+    for q, name in (
+        ("Can it be used for theorem proving in Lean?", "Lean"),
+        ("Is it faster than GMRES?", "GMRES"),
+    ):
+        ans = seed_engine.ask(q, first.as_turns())
+        assert not ans.refused and ans.leaned_on is None, q
+        (c,) = [c for c in ans.caveats if c.code == "not_in_followed"]
+        assert first.citations[0].title in c.text and name in c.text
+    ans = seed_engine.ask("Does it use a graph neural network?", first.as_turns())
+    assert ans.leaned_on and not [c for c in ans.caveats if c.code == "not_in_followed"]
 
 
 def test_a_paper_described_after_another_is_a_switch_with_no_line_about_the_first(seed_engine):

@@ -65,6 +65,25 @@ def test_a_follow_up_ordinal_is_the_lists_entry_and_a_plural_asks_every_listed_p
     assert any(cell is None for _, (cell,) in ans.table.rows) or len(ans.citations) == len(listed)
 
 
+def test_it_after_an_ordinal_stays_on_that_entry_and_these_papers_go_back_to_the_list(seed_engine):
+    """ "The second one", then "what GPU did they use for it?": "it" is still the list's second entry, not the
+    topic the list was asked with; "each of these papers" asks the whole list again."""
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    second = seed_engine.ask("Tell me more about the second one", first.as_turns())
+    history = first.as_turns() + second.as_turns()
+    listed = history[1]["papers"]
+    assert history[-1]["papers"] == listed  # the list stays the one pointed at
+    for q in ("What GPU did they use for it?", "and how well does it work?"):
+        ans = seed_engine.ask(q, history)
+        assert [h.paper.paper_id for h in ans.retrieved] == [listed[1]], q
+        assert {c.paper_id for c in ans.citations} <= {listed[1]}, q
+    ans = seed_engine.ask("What data does each of these papers use?", history)
+    assert (
+        ans.shape == "per_paper"
+        and [ans.retrieved[n - 1].paper.paper_id for n, _ in ans.table.rows] == listed
+    )
+
+
 def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():
     from rag.grounding.gaps import to_cover
 

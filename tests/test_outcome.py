@@ -95,6 +95,10 @@ def test_a_missing_detail_is_a_caveat_and_the_rest_is_answered():
     assert second.caveat is not None and second.caveat.code == "no_number"
     assert second.caveat.part == 1 and "FooNet" in second.caveat.text
     assert [c.code for c in out.caveats] == ["no_number"]
+    # "how big is it?" asks "how big": the line says so, not "no number for big"
+    _, out = ask("How does FooNet predict morphology, and how big is it?")
+    (c,) = [c for c in out.caveats if c.code == "no_number"]
+    assert c.text.endswith("gives no number for “how big”.")
 
 
 def test_a_number_stated_answers_its_part_with_the_sentence_that_states_it():

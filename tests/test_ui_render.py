@@ -292,6 +292,11 @@ def test_refusal_shows_plainly_with_related_papers():
     chat = render.render_chat([Turn("q", answer=typo, status="done")])
     assert 'class="retry-link" role="button" href="#" data-q="What does &quot;Celcomen&quot; do?"' in chat
     assert "retry-link" not in render.render_chat([turn])
+    # an answer offers it too
+    answered = replace(celcomen_answer(), suggested_question="What does Celcomen do?")
+    assert 'data-q="What does Celcomen do?"' in render.render_chat(
+        [Turn("q", answer=answered, status="done")]
+    )
 
 
 def test_only_latest_turn_sources_visible():

@@ -17,7 +17,7 @@ from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import missing_aspects, to_cover
 from rag.grounding.kinds import naming
-from rag.reading.reader import AUX, PRONOUNS, WH, Part, Reading
+from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
 from rag.types import Caveat, Hit
@@ -255,7 +255,12 @@ def answer_part(
     g, m = s.grounding, "which_caveat" if reading.shape == "which" else "caveat"  # a description has its own
     if logistic(getattr(g, f"{m}_model"), getattr(g, f"{m}_intercept"), x) >= getattr(g, f"{m}_bar"):
         label = evset.hits[pool[order[0]].paper_n - 1].paper.label
-        what = part.number or lacking(part.text, words - have) or "what is asked"
+        how = part.number in NUMBER_HEADS  # "how big is it?" asks "how big", not of a "big"
+        what = (
+            (f"“how {part.number}”" if how else part.number)
+            or lacking(part.text, words - have)
+            or "what is asked"
+        )
         if reading.shape == "which":
             out.caveat = Caveat("partial_match", f"The closest abstract, “{label}”, does not mention {what}.")
         elif part.number:

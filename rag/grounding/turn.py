@@ -114,6 +114,7 @@ class Turn:
         text = kw.pop("text", None) or "\n".join(
             x.text + "".join(f" [{n}]" for n in x.citations) for x in sentences
         )
+        typos, mended = self.typo_hint()  # an answer to a mistyped word may be about something else
         return Answer(
             self.question,
             text,
@@ -123,7 +124,8 @@ class Turn:
             standalone_question=self.reading.query,
             timings=self.clock.stop(),
             shape=self.reading.shape,
-            caveats=outcome.caveats if outcome else [],
+            caveats=[*(outcome.caveats if outcome else []), *typos],
+            suggested_question=mended,
             signals=outcome.signals if outcome else {},
             leaned_on=self.reading.base,
             follows_list=list(self.reading.shown),

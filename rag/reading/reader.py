@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
-from rag.retrieval.names import named_terms, own_name
-from rag.text import COURTESY, Idf, content_words, without_venue
+from rag.retrieval.names import mentions, named_terms, own_name
+from rag.text import COURTESY, Idf, content_words, flatten, without_venue
 from rag.types import Hit, Paper
 
 # ------------------------------------------------------------------ lexicon
@@ -294,12 +294,13 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
     )
 
 
+PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
+
+
 def refers_to_list(text: str) -> bool:
     """A question about several things already shown: "they", "these papers", "each of them"."""
     ws = words(text)
-    return bool(set(ws) & {"they", "them", "their", "these", "those", "each", "all"}) and not named_terms(
-        text
-    )
+    return bool(set(ws) & ({"they", "them", "their"} | PLURAL)) and not named_terms(text)
 
 
 def listed(history: list[dict] | None) -> list[str]:
@@ -353,6 +354,34 @@ def leans(text: str) -> bool:
     return not named_terms(text) and len(ws) <= 4
 
 
+def before_pronoun(text: str) -> str:
+    """The text before its first pronoun (all of it when it has none): what a pronoun can refer back to."""
+    for m in _WORD.finditer(text):
+        if set(words(m.group())) & PRONOUNS:
+            return text[: m.start()]
+    return text
+
+
+def named_after(asked: str, top: Paper, base: str, retrieve) -> tuple:
+    """(the paper followed, the words it lacks) when the question names, after its pronoun, what `top` mentions
+    and the paper followed never does ("how does it compare to RFdiffusion?"): "it" is still the paper
+    followed, and the answer comes from the papers naming it, with a line saying so. () otherwise, and when
+    such a name comes before the pronoun ("What about SmODE — how does it …?": "it" is SmODE)."""
+    cut = len(before_pronoun(asked))
+    has = flatten(f"{top.title or ''} {top.text}")
+    names = [t for t in named_terms(asked[cut:]) if mentions(has, t)]
+    prev = retrieve(base) if names else []
+    if not prev or prev[0].paper.paper_id == top.paper_id:
+        return ()
+    followed = prev[0].paper
+    lacks = flatten(f"{followed.title or ''} {followed.text}")
+    if any(mentions(lacks, t) for t in names):
+        return ()
+    if any(mentions(has, t) and not mentions(lacks, t) for t in named_terms(asked[:cut])):
+        return ()
+    return followed, tuple(w for w in content_words(asked) if w in top.words and w not in followed.words)
+
+
 def word_gain(question: str, alone: Paper, follow: Paper, idf: Idf) -> tuple[float, int]:
     """(mass, words): the summed rarity of the question's content words that `alone`'s title and abstract
     use and `follow`'s don't, minus the reverse; and how many words only the first uses."""
@@ -393,7 +422,13 @@ class Reader:
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = filters_from_question(asked)
         shown = listed(history)
+        turns = user_turns(history)
         k = ordinal(asked) if shown else None
+        still = (
+            shown and turns and leans(asked) and not states_switch(asked) and not PLURAL & set(words(asked))
+        )
+        if k is None and still:
+            k = ordinal(turns[-1])  # "the second one", then "what GPU did they use for it?": still that entry
         if k is not None and k < len(shown):  # "the second one": the list's entry, not the chat's turn
             return Reading(
                 asked,
@@ -421,7 +456,6 @@ class Reader:
                 over=tuple(shown),
                 shown=tuple(shown),
             )
-        turns = user_turns(history)
         hits: dict[str, list[Hit]] = {}
         key = (*key, filters.describe())
         base, how, gain, left = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
@@ -478,16 +512,20 @@ class Reader:
             return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         hits[asked], hits[follow] = retrieve(asked), retrieve(follow)
         a, f = hits[asked], hits[follow]
+        pointed = said and not _DESCRIBED.search(asked)  # "the work that …, do they …": another paper
+        asked_of = pointed and a and named_after(asked, a[0].paper, base, retrieve)
+        if asked_of:  # "is it compared with SmODE?": the paper followed, asked about another's name
+            return None, "alone", None, asked_of
         if not a or not f or a[0].paper.paper_id == f[0].paper.paper_id:
             return (base, "follow-up", None, ()) if said else (None, "alone", None, ())
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
         if gain >= c.switch_min_gain and n >= c.switch_min_words:
             # read alone; words that lean ("does it also …") are told that the paper followed lacks these, unless
-            # they describe or name another paper ("the work that …", "Topograph - what …": a switch)
+            # they describe or name another paper ("the work that …", "Topograph - what …": a switch). A name
+            # after the pronoun is what "it" is asked about ("does it support JAX?"), not what "it" is
             lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
-            named = any(own_name(a[0].paper, t) for t in named_terms(asked))
-            pointed = said and not _DESCRIBED.search(asked) and not named
-            return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed else ()
+            named = any(own_name(a[0].paper, t) for t in named_terms(before_pronoun(asked)))
+            return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed and not named else ()
         if gain <= -c.follow_min_gain:
             return base, "follow-up", gain, ()
         return (base, "follow-up", gain, ()) if said else (None, "alone", gain, ())

@@ -104,10 +104,16 @@ def _refusal_body(
         parts.append("</ul>")
     parts.append("</div>")
     parts.append(caveats_html(answer))
-    if answer.suggested_question:  # one click asks it with the typo mended
-        link = retry_link(answer.suggested_question, "#question textarea", "send")
-        parts.append(f'<div class="retry">Did you mean: {link}</div>')
+    parts.append(did_you_mean(answer))
     return "".join(parts)
+
+
+def did_you_mean(answer: Answer) -> str:
+    """One click asks the question with its typo mended ("" when nothing was mended)."""
+    if not answer.suggested_question:
+        return ""
+    link = retry_link(answer.suggested_question, "#question textarea", "send")
+    return f'<div class="retry">Did you mean: {link}</div>'
 
 
 def caveats_html(answer: Answer) -> str:
@@ -163,7 +169,7 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
         if answer.table
         else f'<div class="answer-text">{"".join(body)}</div>'
     )
-    parts = [main, caveats_html(answer)]
+    parts = [main, caveats_html(answer), did_you_mean(answer)]
     badges = []
     if answer.fallback:
         badges.append(
