@@ -246,39 +246,39 @@ class GroundingSettings(BaseModel):
     )
     caveat_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cover": (0.6302, 0.29844, -0.06948),
-            "thing": (0.80439, 0.35202, -0.17229),
-            "score": (0.50659, 0.18192, -0.28607),
-            "missing": (7.40622, 6.90333, -0.2705),
-            "elsewhere": (2.28002, 3.99015, -0.0087),
-            "no_number": (0.07902, 0.26977, 0.31461),
-            "which": (0.21594, 0.41147, -0.41852),
-            "aspect": (0.04223, 0.20112, 0.50401),
+            "cover": (0.62079, 0.30267, -0.0855),
+            "thing": (0.7998, 0.35904, -0.30054),
+            "score": (0.48541, 0.19131, -0.4601),
+            "missing": (7.34329, 6.81656, -0.43782),
+            "elsewhere": (2.55361, 4.13713, 0.10452),
+            "no_number": (0.05507, 0.22811, 0.30913),
+            "which": (0.20211, 0.40157, -0.54621),
+            "aspect": (0.04394, 0.20495, 0.62006),
         },
         "A part not stated: feature -> (mean, sd, weight) of a logistic model over a part's evidence "
         "(rag.grounding.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
         "sentence's score, the rarity of its words they miss, ...) (`rag eval-fit`).",
     )
-    caveat_intercept: float = D(-0.14998, "A part not stated: the logistic model's intercept.")
+    caveat_intercept: float = D(-0.19509, "A part not stated: the logistic model's intercept.")
     caveat_bar: float = D(
-        0.69563,
+        0.72891,
         "A part gets a caveat when the model's probability (0-1) of not stated reaches this (`rag eval-fit`).",
     )
     which_caveat_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cover": (0.5663, 0.28242, -1.28435),
-            "thing": (0.73831, 0.36654, 0.39132),
-            "score": (0.46748, 0.17586, 0.09197),
-            "missing": (11.79769, 7.2938, -0.72829),
-            "elsewhere": (4.97492, 5.51977, -1.16453),
-            "aspect": (0.21802, 0.4129, 1.1743),
+            "cover": (0.56635, 0.28201, -1.28351),
+            "thing": (0.73617, 0.36816, 0.39473),
+            "score": (0.46826, 0.1762, 0.09062),
+            "missing": (11.79977, 7.28332, -0.72807),
+            "elsewhere": (4.98728, 5.51653, -1.16578),
+            "aspect": (0.21739, 0.41247, 1.17369),
         },
         'A part of a "which paper" description its closest paper lacks: the caveat model of its own, over the '
         "same signals as `caveat_model` and whether the paper lacks an aspect of the description (`rag eval-fit`).",
     )
-    which_caveat_intercept: float = D(-0.87522, "A description's part not matched: the model's intercept.")
+    which_caveat_intercept: float = D(-0.87999, "A description's part not matched: the model's intercept.")
     which_caveat_bar: float = D(
-        0.75621,
+        0.72552,
         "A description's part gets a caveat when that model's probability reaches this (`rag eval-fit`).",
     )
     number_window: int = D(

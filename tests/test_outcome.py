@@ -107,6 +107,27 @@ def test_a_number_stated_answers_its_part_with_the_sentence_that_states_it():
     assert quoted(out) == ["FooNet is trained on 12 cell lines from three microscopes."]
 
 
+def test_a_number_in_the_parts_best_sentence_answers_it_in_words_of_its_own():
+    """ "How fast is ZapNet?": its best sentence gives the number as a speed-up, far from the name; that
+    states it (no `no_number` signal), and it is the sentence quoted."""
+    zap = Paper(
+        "e",
+        "We present ZapNet for speech. ZapNet decodes speech in parallel rather than with beam search, and "
+        "our experiments show that this makes decoding fast: a 10x speed-up.",
+        "f",
+        4,
+        title="ZapNet",
+    )
+    PAPERS.append(zap)
+    try:
+        _, out = ask("How fast is ZapNet?", order=("e", "a", "b"))
+    finally:
+        PAPERS.remove(zap)
+    (part,) = out.parts
+    assert part.signals["no_number"] == 0.0
+    assert [e.text for e in part.quotes][-1].endswith("a 10x speed-up.")
+
+
 def test_each_part_is_answered_from_the_paper_it_names():
     _, out = ask(
         "How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?"

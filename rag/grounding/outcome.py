@@ -174,12 +174,12 @@ NUMBER_WORDS = frozenset(
 )
 
 
-def states_number(text: str, question: str, near: set[str], window: int) -> bool:
+def states_number(text: str, question: str, near: set[str] | None, window: int) -> bool:
     """A number the question doesn't give (in digits or words), within `window` words of one of `near`
-    (stems), in the text."""
+    (stems; None: anywhere), in the text."""
     given = set(NUMBER.findall(question)) | {w.lower() for w in WORD.findall(question)} & NUMBER_WORDS
     toks = [(t, stem(t)) for t in WORD.findall(text)]
-    at = [i for i, (_, st) in enumerate(toks) if st in near]
+    at = [i for i, (_, st) in enumerate(toks) if near is None or st in near]
     return any(
         (NUMBER.fullmatch(t.rstrip("%")) or t.lower() in NUMBER_WORDS)
         and t.rstrip("%").lower() not in given
@@ -217,6 +217,9 @@ def answer_part(
         stated = np.array(
             [states_number(e.text, reading.asked, near, s.grounding.number_window) for e in pool]
         )
+        # the part's best match states a number in words of its own ("how fast?": "a 10-18x speed-up")
+        best = int(np.argmax(raw))
+        stated[best] = stated[best] or states_number(pool[best].text, reading.asked, None, 0)
         numbered = float(stated.any())
         scores = scores * stated if stated.any() else scores
     kinds, named = naming("" if part.number else part.thing, [e.text for e in pool])
