@@ -114,11 +114,9 @@ def _question_filters(engine, question: str) -> tuple[str, dict]:
     """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
     "papers by NAME") filters this question's retrieval (as on the page: the next question is read
     afresh); says so on stderr. Returns the question to ask and the engine's keyword for the filter."""
-    from rag.retrieval.filters import filters_from_question
-
     if engine.retriever.filters:  # the flags' filter holds for every question
         return question, {}
-    found, cleaned = filters_from_question(question)
+    found, cleaned = engine.question_filters(question)
     if not found:
         return question, {}
     echo(f"(filter from the question: {found.describe()})", err=True)
@@ -210,9 +208,11 @@ def bundle_vectors(
 def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     """Answer one question with citations."""
     from rag.ingest.catalog import describe_indexed
-    from rag.reading.hygiene import validate_question
+    from rag.reading.hygiene import has_words, validate_question
 
-    q = validate_question(question, settings.grounding.max_question_chars)  # before any model loads
+    q = has_words(
+        validate_question(question, settings.grounding.max_question_chars)
+    )  # before any model loads
     engine = _engine(settings, _open_index(settings))
     indexed = describe_indexed(engine.retriever.bm25().papers)
     q, extra = _question_filters(engine, q)
@@ -233,9 +233,9 @@ def summarize(
 ):
     """A citation-backed summary of the indexed papers on a topic."""
     from rag.export import answer_markdown
-    from rag.reading.hygiene import validate_question
+    from rag.reading.hygiene import has_words, validate_question
 
-    t = validate_question(topic, settings.grounding.max_question_chars)
+    t = has_words(validate_question(topic, settings.grounding.max_question_chars))
     if markdown and not markdown.parent.is_dir():
         raise UserError(f"--markdown {markdown}: the folder {markdown.parent} does not exist.")
     ans = _run(_engine(settings, _open_index(settings)), t, None, json_out, task="summarize")
@@ -249,7 +249,7 @@ def summarize(
 @with_settings(*ANSWERING)
 def chat(*, settings: Settings):
     """A terminal conversation; follow-up questions use the history. Ctrl-D to leave."""
-    from rag.reading.hygiene import validate_question
+    from rag.reading.hygiene import has_words, validate_question
 
     engine = _engine(settings, _open_index(settings))
     echo("Loading models…", err=True)
@@ -265,7 +265,7 @@ def chat(*, settings: Settings):
         if q.strip().lower() in {"exit", "quit", ":q"}:
             break
         try:
-            q = validate_question(q, settings.grounding.max_question_chars)
+            q = has_words(validate_question(q, settings.grounding.max_question_chars))
             asked, extra = _question_filters(engine, q)
             ans = _run(engine, asked, history, False, **extra)
         except UserError as e:

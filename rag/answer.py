@@ -20,6 +20,8 @@ from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
 from rag.reading.hygiene import check_question, is_instruction_only
 from rag.reading.reader import Reader, Reading, compared, words
+from rag.retrieval.authors import FullNames
+from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import mentions, named_terms, own_name
 from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
@@ -56,7 +58,10 @@ class Engine:
         )
         self._llm = llm
         self._siblings: dict[str, Engine] = {}
-        self.reader = reader or Reader(settings.conversation, lambda: self.retriever.bm25().idf)
+        self.reader = reader or Reader(
+            settings.conversation, lambda: self.retriever.bm25().idf, self.question_filters
+        )
+        self._names: tuple[object, FullNames] | None = None  # (the papers they were read from, the names)
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -83,6 +88,18 @@ class Engine:
     def ingest_if_empty(self, paths=None):
         """The run command's first start: index the seeds when nothing is indexed yet."""
         return self.ingest(paths) if self.index.count() == 0 else None
+
+    def question_filters(self, question: str) -> tuple[Filters, str]:
+        """A decision or author the question names ("orals on X", "papers by NAME", or an author's full name
+        as the corpus writes it: "what has sergey levine got on diffusion?"), and the question to ask."""
+        found, cleaned = filters_from_question(question)
+        if found.author or not self.index.count():
+            return found, cleaned
+        papers = self.retriever.bm25().papers
+        if self._names is None or self._names[0] is not papers:
+            self._names = (papers, FullNames(papers.values()))
+        name = self._names[1].find(question)
+        return (Filters(found.decision, found.area, name), cleaned) if name else (found, cleaned)
 
     def with_llm(self, name: str) -> Engine:
         """An engine sharing index, embedder and retriever, with another generator (loaded on demand)."""

@@ -96,3 +96,24 @@ def test_find_with_an_author_and_no_topic_shows_the_author_view(
     assert f"by an author matching “{name}”" in html and "Co-authors in the conference" in html
     assert "More like this" in find.render_table(found, 25)
     assert find.export_text(found, "md").startswith(f"# ICLR 2025 papers by an author matching {name}")
+
+
+def test_an_authors_full_name_in_any_case_filters_a_chat_question(
+    sample_data_dir, sample_papers, embedder, fake_llm
+):
+    """ "what has NAME got on …?" names no "papers by": an author's full name as the corpus writes it, in any
+    case, still filters the question to that author's papers. Common words never make a name."""
+    from rag.answer import Engine
+    from tests.conftest import make_settings
+
+    eng = Engine(make_settings(sample_data_dir), embedder=embedder, llm=fake_llm)
+    for name in _most_published(sample_papers):
+        found, _ = eng.question_filters(f"what has {name.lower()} got at iclr this year?")
+        assert found.author == name
+        ans = eng.ask(f"what has {name.lower()} got at iclr this year on learning?")
+        assert ans.retrieved and all(name in h.paper.authors for h in ans.retrieved), name
+    for q in (
+        "What does deep learning do for weather forecasting?",
+        "Which papers use graph neural networks?",
+    ):
+        assert eng.question_filters(q)[0].author is None

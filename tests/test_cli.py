@@ -243,13 +243,14 @@ def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tm
     from typer.testing import CliRunner
 
     import iclr_rag.cli as cli
-    from rag.retrieval.filters import Filters
+    from rag.retrieval.filters import Filters, filters_from_question
     from rag.types import Answer
 
     seen = []
 
     class Stub:
         retriever = type("R", (), {"filters": Filters()})()
+        question_filters = staticmethod(filters_from_question)
 
         def warm_up(self):
             pass

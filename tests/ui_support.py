@@ -224,6 +224,12 @@ class FakeEngine:
         """The corpus is in memory: nothing to index."""
         return None
 
+    def question_filters(self, question):
+        """The filters a question names, as the engine reads them (no corpus names here)."""
+        from rag.retrieval.filters import filters_from_question
+
+        return filters_from_question(question)
+
     def with_llm(self, name: str) -> FakeEngine:
         with self._shared["lock"]:
             eng = self._shared["profiles"].get(name)

@@ -55,11 +55,6 @@ def validate_question(text: str, max_chars: int) -> str:
     q = clean_question(text) if isinstance(text, str) else ""
     if not q.strip():
         raise UserError("The question is empty. Type a question about the indexed ICLR 2025 papers.")
-    if not any(c.isalnum() for c in q):
-        raise UserError(
-            f"The question “{q.strip()[:40]}” has no words, only marks. "
-            "Type a question about the indexed ICLR 2025 papers."
-        )
     if len(q) > max_chars:
         raise UserError(
             f"The question is {len(q):,} characters long; the limit is {max_chars:,}. "
@@ -68,10 +63,21 @@ def validate_question(text: str, max_chars: int) -> str:
     return q
 
 
+def has_words(question: str) -> str:
+    """The question, or a UserError when it has no letter or digit ("??"): nothing to answer. (A list topic
+    of marks is the lister's to explain: "no word to look for".)"""
+    if not any(c.isalnum() for c in question):
+        raise UserError(
+            f"The question “{question.strip()[:40]}” has no words, only marks. "
+            "Type a question about the indexed ICLR 2025 papers."
+        )
+    return question
+
+
 def check_question(question: str, max_chars: int) -> str:
     """The question cleaned of terminal escapes and control characters, whitespace collapsed, or a
     UserError saying what to fix."""
-    return " ".join(validate_question(question, max_chars).split())
+    return has_words(" ".join(validate_question(question, max_chars).split()))
 
 
 # ------------------------------------------------------------ instruction-only questions

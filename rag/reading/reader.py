@@ -407,9 +407,10 @@ class Reader:
     """Reads each question once; a chat's earlier turns are remembered (a chat re-sends its history).
     `retrieve` runs the engine's retrieval with the caller's depth and filters."""
 
-    def __init__(self, conversation, idf: Callable[[], Idf]):
+    def __init__(self, conversation, idf: Callable[[], Idf], question_filters=filters_from_question):
         self.conversation = conversation  # the settings' conversation group
         self._idf = idf  # read when first needed (the BM25 side loads lazily)
+        self._filters = question_filters  # question -> (its own filters, the question without them)
         self._cache: OrderedDict[tuple, tuple[str | None, str, float | None]] = OrderedDict()
 
     def clear(self) -> None:
@@ -420,7 +421,7 @@ class Reader:
     ) -> Reading:
         asked = plain(without_venue(question))
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
-            filters, asked = filters_from_question(asked)
+            filters, asked = self._filters(asked)
         shown = listed(history)
         turns = user_turns(history)
         k = ordinal(asked) if shown else None

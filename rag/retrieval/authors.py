@@ -10,8 +10,9 @@ matched, so "Tao" shows it is several people.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rag.retrieval.filters import Filters, _same_name, decision_class, fold
@@ -93,3 +94,30 @@ def author_papers(source, name: str) -> tuple[list[Paper], list[tuple[str, int]]
     first): the engine call for the chat."""
     v = author_view(source, name)
     return v.papers, v.coauthors
+
+
+class FullNames:
+    """The corpus's authors' full names (two words or more), found as a question writes one in any case or
+    accents ("what has sergey levine got on diffusion?"): a name the corpus writes is a name, with no pattern
+    for how a question asks."""
+
+    def __init__(self, papers: Iterable[Paper]):
+        counts = Counter(a for p in papers for a in dict.fromkeys(p.authors or []) if a.strip())
+        self.names: dict[tuple[str, ...], str] = {}
+        for name, _ in counts.most_common():  # a spelling shared by several authors: the most published
+            key = tuple(_WORDS.findall(fold(name)))
+            if len(key) >= 2 and all(len(w) > 1 for w in key):
+                self.names.setdefault(key, name)
+        self.longest = max(map(len, self.names), default=0)
+
+    def find(self, text: str) -> str | None:
+        """The longest full name of an author the text writes, first found; None if none."""
+        ws = [w.removesuffix("'s") for w in _WORDS.findall(fold(text.replace("’", "'")))]
+        for n in range(self.longest, 1, -1):
+            for i in range(len(ws) - n + 1):
+                if name := self.names.get(tuple(ws[i : i + n])):
+                    return name
+        return None
+
+
+_WORDS = re.compile(r"[^\W\d_][\w'-]*")

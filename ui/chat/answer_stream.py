@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import gradio as gr
 
 from rag.errors import UserError
-from rag.retrieval.filters import filters_from_question
 from rag.types import Answer, Hit
 from ui.chat import render
 from ui.chat.session import Session
@@ -111,7 +110,7 @@ class AnswerStream:
                 history = [dict(m) for m in session.history]
                 question, filters = turn.question, filters_of(*session.filters)
                 if not filters:  # "orals about X", "papers by NAME": the question filters
-                    found, cleaned = filters_from_question(question)
+                    found, cleaned = eng.question_filters(question)
                     if found:
                         question, filters = cleaned, found
                 turn.filters = filters.describe()
