@@ -19,7 +19,7 @@ Idf = Callable[[str], float]  # stemmed word -> inverse document frequency over 
 # a sentence ends at [.!?] and spaces before a capital, a digit or math; or with no space between a word and
 # a capitalised one ("calculation.This leads": 86 conference abstracts run sentences together so)
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9$\\(\[\"'])|(?<=[a-z]{3}[.!?])(?=[A-Z][a-z])")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|v\.s|Fig|Eq|Sec|cf|resp|approx|No)\.|\b[A-Z]\.)$")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?%?")  # a token of content_words
 NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|no(?!-)|never|cannot|neither|nor|none)\b|n't\b", re.I)

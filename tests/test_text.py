@@ -78,6 +78,11 @@ def test_negation_ignores_not_only():
                 "See e.g.GPT-4 and J.Smith.",
             ],
         ),
+        # "v.s." is how some abstracts write "vs." (a quote cut there starts mid-bracket)
+        (
+            "It is 200x faster (10 v.s. 2000 steps) than before. It holds.",
+            ["It is 200x faster (10 v.s. 2000 steps) than before.", "It holds."],
+        ),
     ],
 )
 def test_sentence_spans_keep_abbreviations_together(text, parts):
