@@ -10,7 +10,6 @@ matched, so "Tao" shows it is several people.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -105,14 +104,14 @@ class FullNames:
         counts = Counter(a for p in papers for a in dict.fromkeys(p.authors or []) if a.strip())
         self.names: dict[tuple[str, ...], str] = {}
         for name, _ in counts.most_common():  # a spelling shared by several authors: the most published
-            key = tuple(_WORDS.findall(fold(name)))
+            key = _words(name)
             if len(key) >= 2 and all(len(w) > 1 for w in key):
                 self.names.setdefault(key, name)
         self.longest = max(map(len, self.names), default=0)
 
     def find(self, text: str) -> str | None:
         """The longest full name of an author the text writes, first found; None if none."""
-        ws = [w.removesuffix("'s") for w in _WORDS.findall(fold(text.replace("’", "'")))]
+        ws = [w.removesuffix("'s") for w in _words(text.replace("’", "'"))]
         for n in range(self.longest, 1, -1):
             for i in range(len(ws) - n + 1):
                 if name := self.names.get(tuple(ws[i : i + n])):
@@ -120,4 +119,6 @@ class FullNames:
         return None
 
 
-_WORDS = re.compile(r"[^\W\d_][\w'-]*")
+def _words(text: str) -> tuple[str, ...]:
+    """The folded words of a name or a question: letters, digits, "-" and "'" kept together."""
+    return tuple("".join(c if c.isalnum() or c in "-'" else " " for c in fold(text)).split())
