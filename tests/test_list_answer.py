@@ -67,7 +67,7 @@ def test_a_follow_up_ordinal_is_the_lists_entry_and_a_plural_asks_every_listed_p
 
 def test_it_after_an_ordinal_stays_on_that_entry_and_these_papers_go_back_to_the_list(seed_engine):
     """ "The second one", then "what GPU did they use for it?": "it" is still the list's second entry, not the
-    topic the list was asked with; "each of these papers" asks the whole list again."""
+    topic the list was asked with; "each of these papers", or "they" alone, asks the whole list again."""
     first = seed_engine.ask("Which papers are about diffusion models?")
     second = seed_engine.ask("Tell me more about the second one", first.as_turns())
     history = first.as_turns() + second.as_turns()
@@ -77,11 +77,10 @@ def test_it_after_an_ordinal_stays_on_that_entry_and_these_papers_go_back_to_the
         ans = seed_engine.ask(q, history)
         assert [h.paper.paper_id for h in ans.retrieved] == [listed[1]], q
         assert {c.paper_id for c in ans.citations} <= {listed[1]}, q
-    ans = seed_engine.ask("What data does each of these papers use?", history)
-    assert (
-        ans.shape == "per_paper"
-        and [ans.retrieved[n - 1].paper.paper_id for n, _ in ans.table.rows] == listed
-    )
+    for q in ("What data does each of these papers use?", "What datasets do they use?"):  # "they": the list
+        ans = seed_engine.ask(q, history)
+        assert ans.shape == "per_paper", q
+        assert [ans.retrieved[n - 1].paper.paper_id for n, _ in ans.table.rows] == listed, q
 
 
 def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():

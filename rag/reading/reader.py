@@ -295,6 +295,7 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
 
 
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
+SINGULAR = frozenset("it its it's itself".split())  # one paper
 
 
 def refers_to_list(text: str) -> bool:
@@ -425,11 +426,12 @@ class Reader:
         shown = listed(history)
         turns = user_turns(history)
         k = ordinal(asked) if shown else None
-        still = (
-            shown and turns and leans(asked) and not states_switch(asked) and not PLURAL & set(words(asked))
-        )
+        # "the second one", then "what GPU did they use for it?": "it" is still that entry ("they" alone asks
+        # the list again: "what datasets do they use?")
+        ws = set(words(asked))
+        still = shown and turns and ws & SINGULAR and not ws & PLURAL and not states_switch(asked)
         if k is None and still:
-            k = ordinal(turns[-1])  # "the second one", then "what GPU did they use for it?": still that entry
+            k = ordinal(turns[-1])
         if k is not None and k < len(shown):  # "the second one": the list's entry, not the chat's turn
             return Reading(
                 asked,
