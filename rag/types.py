@@ -34,6 +34,13 @@ class Paper:
         return content_words(f"{self.title or ''} {self.text}")
 
     @cached_property
+    def flat(self) -> str:
+        """Its title and abstract flattened (lowercase, no LaTeX noise) for name matching, once per record."""
+        from rag.text import flatten
+
+        return flatten(f"{self.title or ''} {self.text}")
+
+    @cached_property
     def sentences(self) -> list[tuple[int, int, set[str]]]:
         """(start, end, content words) of each abstract sentence, split once per record."""
         from rag.text import content_words, sentence_spans

@@ -19,7 +19,7 @@ from rag.grounding.gaps import missing_aspects, to_cover
 from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
-from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, flatten, stem
+from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, stem
 from rag.types import Caveat, Hit
 
 NOTHING_RELEVANT = "nothing_relevant"
@@ -82,7 +82,7 @@ def asked_words(text: str, terms: tuple[str, ...] = ()) -> set[str]:
 def term_caveats(reading: Reading, hits: list[Hit], known) -> list[Caveat]:
     """A name the user's words ask about that no retrieved abstract mentions (one of "A or B" is enough):
     "No indexed abstract mentions “Asch”." Numbers are left to the evidence check."""
-    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    texts = [h.paper.flat for h in hits]
     # a kind ("LLMs") is asked, not named
     terms = {t for t in reading.terms if not t[:1].isdigit() and not field_word(t)}
     out = []
@@ -146,7 +146,7 @@ def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: floa
 def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
     """Sources naming the names some sources use and others don't: the best-ranked naming the most of them,
     or (`per_term`) the best-ranked naming each. Field words ("LLMs", "GPU") single out nothing."""
-    texts = [flatten(f"{h.paper.title or ''} {h.paper.text}") for h in hits]
+    texts = [h.paper.flat for h in hits]
     terms = [t for t in terms if not field_word(t) and 0 < sum(mentions(x, t) for x in texts) < len(texts)]
     if not terms:
         return set()

@@ -15,7 +15,7 @@ from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import mentions, named_terms, own_name
-from rag.text import COURTESY, Idf, content_words, flatten, without_venue
+from rag.text import COURTESY, Idf, content_words, without_venue
 from rag.types import Hit, Paper
 
 # ------------------------------------------------------------------ lexicon
@@ -369,13 +369,13 @@ def named_after(asked: str, top: Paper, base: str, retrieve) -> tuple:
     followed, and the answer comes from the papers naming it, with a line saying so. () otherwise, and when
     such a name comes before the pronoun ("What about SmODE — how does it …?": "it" is SmODE)."""
     cut = len(before_pronoun(asked))
-    has = flatten(f"{top.title or ''} {top.text}")
+    has = top.flat
     names = [t for t in named_terms(asked[cut:]) if mentions(has, t)]
     prev = retrieve(base) if names else []
     if not prev or prev[0].paper.paper_id == top.paper_id:
         return ()
     followed = prev[0].paper
-    lacks = flatten(f"{followed.title or ''} {followed.text}")
+    lacks = followed.flat
     if any(mentions(lacks, t) for t in names):
         return ()
     if any(mentions(has, t) and not mentions(lacks, t) for t in named_terms(asked[:cut])):

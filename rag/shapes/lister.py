@@ -347,12 +347,12 @@ def absent_part(topic: str, papers: list[Paper]) -> str | None:
     not checked: a paper on either covers it."""
     from rag.retrieval.names import mentions
     from rag.shapes.list_score import topic_parts
-    from rag.text import WORD, flatten, stopwords
+    from rag.text import WORD, stopwords
 
     parts = topic_parts(topic)
     if len(parts) < 2 or not papers:
         return None
-    flats = [flatten(f"{p.title or ''} {p.text}") for p in papers]
+    flats = [p.flat for p in papers]
     for part in parts:
         toks = [t.lower() for t in WORD.findall(part) if t.lower() not in stopwords() and len(t) > 1]
         if not toks or _LIST.search(part):
