@@ -128,6 +128,47 @@ def test_a_number_in_the_parts_best_sentence_answers_it_in_words_of_its_own():
     assert [e.text for e in part.quotes][-1].endswith("a 10x speed-up.")
 
 
+def test_a_number_is_looked_for_next_to_what_is_counted():
+    """ "How many models": the counted noun is what a number must stand near, though "model" frames other
+    questions; "how much data" is near "dataset" (a stem's start)."""
+    weak = Paper(
+        "w",
+        "We study the weakest link of language models on cross-skill tasks. Across 58 scores from 17 models, "
+        "most fall below the single skills. The suite is built on a dataset of 1,400 prompts.",
+        "f",
+        5,
+        title="The weakest link",
+    )
+    PAPERS.append(weak)
+    try:
+        _, many = ask("How many models does the weakest link study test?", order=("w", "a", "b"))
+        _, data = ask("How much data is the weakest link suite built on?", order=("w", "a", "b"))
+        _, none = ask("How many GPUs does the weakest link study use?", order=("w", "a", "b"))
+    finally:
+        PAPERS.remove(weak)
+    assert many.parts[0].signals["no_number"] == 0.0 and not many.caveats
+    assert "from 17 models" in quoted(many)[0]
+    assert data.parts[0].signals["no_number"] == 0.0
+    assert none.parts[0].signals["no_number"] == 1.0
+
+
+def test_what_a_paper_is_is_answered_by_the_sentence_saying_what_it_develops():
+    prot = Paper(
+        "p",
+        "Protein design is hard. Proteina is trained on 21 million synthetic protein structures. "
+        "Here, we develop Proteina, a flow model for protein backbones.",
+        "f",
+        6,
+        title="Flow models for protein backbones",
+    )
+    PAPERS.append(prot)
+    try:
+        _, out = ask("What is Proteina?", order=("p", "a", "b"), part_sentences=1)
+    finally:
+        PAPERS.remove(prot)
+    assert quoted(out) == ["Here, we develop Proteina, a flow model for protein backbones."]
+
+
 def test_each_part_is_answered_from_the_paper_it_names():
     _, out = ask(
         "How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?"

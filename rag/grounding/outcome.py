@@ -166,6 +166,7 @@ def part_papers(part: Part, hits: list[Hit], allowed: set[int]) -> list[int]:
     return sorted(singled_out(own, hits, per_term=True) or allowed)
 
 
+HEADS = frozenset(stem(w) for w in NUMBER_HEADS)  # "how big": no thing counted
 # numbers written as words: "five domains", "a single set", "fivefold faster", "hundreds of tasks"
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve twenty thirty fifty hundred hundreds "
@@ -176,10 +177,14 @@ NUMBER_WORDS = frozenset(
 
 def states_number(text: str, question: str, near: set[str] | None, window: int) -> bool:
     """A number the question doesn't give (in digits or words), within `window` words of one of `near`
-    (stems; None: anywhere), in the text."""
+    (stems, or their start from four letters on: "data" is near "dataset"; None: anywhere), in the text."""
     given = set(NUMBER.findall(question)) | {w.lower() for w in WORD.findall(question)} & NUMBER_WORDS
     toks = [(t, stem(t)) for t in WORD.findall(text)]
-    at = [i for i, (_, st) in enumerate(toks) if near is None or st in near]
+    at = [
+        i
+        for i, (_, st) in enumerate(toks)
+        if near is None or st in near or any(len(n) >= 4 and st.startswith(n) for n in near)
+    ]
     return any(
         (NUMBER.fullmatch(t.rstrip("%")) or t.lower() in NUMBER_WORDS)
         and t.rstrip("%").lower() not in given
@@ -212,8 +217,9 @@ def answer_part(
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
     numbered = 1.0
     thing = content_words(part.thing) - FRAME
-    if part.number:  # only a sentence stating a number near what is asked can answer it
-        near = thing or words
+    if part.number:  # only a sentence stating a number near what is counted can answer it
+        # "how many models": the counted noun, frame word or not ("how big is it": the part's words)
+        near = content_words(part.number) - HEADS or words
         stated = np.array(
             [states_number(e.text, reading.asked, near, s.grounding.number_window) for e in pool]
         )
