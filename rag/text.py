@@ -33,9 +33,13 @@ INJECTION = re.compile(
     re.I,
 )
 
-# a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …")
 SURROGATE = re.compile(r"[\ud800-\udfff]")  # half of a UTF-16 pair alone: no character, undecodable
-CONTRIBUTION = re.compile(r"\b(?:we|this (?:paper|work)|our)\b.{0,40}\b(?:propos|introduc|present)", re.I)
+# a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …", "we develop X")
+CONTRIBUTION = re.compile(
+    r"\b(?:we|this (?:paper|work)|our)\b.{0,40}?"
+    r"\b(?P<verb>propos|introduc|present|develop|design|build|construct|creat|curat)",
+    re.I,
+)
 
 # words every abstract uses, stopwords for matching but content words of names ("finite element method")
 PAPER_WORDS = frozenset(

@@ -42,15 +42,20 @@ FEATURES = (
 # "X for Y", "X in Y", "X with Y": each part is something a listed paper must be about
 _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
-# a sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
-# a near miss mentions it among its tasks or motivation
-STATES = CONTRIBUTION
+# the verbs of a contribution sentence the lister's model was fitted on ("we develop" lists more near misses)
+FITTED_VERBS = ("propos", "introduc", "present")
 _BM25_K1, _BM25_B = 1.2, 0.75
 # full index, idf shares: "unlearning" of "machine unlearning" 0.61, "speculative" of "speculative decoding"
 # 0.62, "diffusion" of "diffusion models" 0.86 (enough to show the topic); "model" 0.14, "graph" of "graph
 # neural networks" 0.40 (not enough)
 _STATED_SHARE = 0.55
 _PSEUDO_TOP = 5
+
+
+def states(sentence: str) -> bool:
+    """A sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
+    a near miss mentions it among its tasks or motivation."""
+    return any(m["verb"].lower() in FITTED_VERBS for m in CONTRIBUTION.finditer(sentence))
 
 
 def topic_parts(topic: str) -> list[str]:
@@ -74,14 +79,14 @@ def quote(paper, words: set[str], weight=None) -> str:
     if not sents:
         return ""
     most = max(k for _, k in sents)
-    stated = [t for t, k in sents if k > 0 and k >= _STATED_SHARE * most and STATES.search(t)]
+    stated = [t for t, k in sents if k > 0 and k >= _STATED_SHARE * most and states(t)]
     return stated[0] if stated else next(t for t, k in sents if k == most)
 
 
 def stated_words(paper, title: set[str]) -> set[str]:
     """The words of the paper's title (`title`, its content words) and of the abstract sentences that state
     its contribution ("we propose", "this paper introduces", "our … presented")."""
-    said = [have for a, b, have in paper.sentences if STATES.search(paper.text[a:b])]
+    said = [have for a, b, have in paper.sentences if states(paper.text[a:b])]
     return set().union(title, *said)
 
 

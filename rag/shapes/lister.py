@@ -163,10 +163,10 @@ SIMILAR = 20  # papers a `like:ID` topic lists
 def _said(p: Paper) -> str:
     """The paper's first sentence stating its contribution, else its first: its line in a list that no topic
     chose a sentence for."""
-    from rag.shapes.list_score import STATES
+    from rag.text import CONTRIBUTION
 
     sents = p.sentence_texts
-    return next((x for x in sents if STATES.search(x)), sents[0])
+    return next((x for x in sents if CONTRIBUTION.search(x)), sents[0])
 
 
 def similar_list(retriever, paper_id: str, filters: Filters, k: int) -> PaperList:
