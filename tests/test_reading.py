@@ -30,6 +30,9 @@ from rag.types import Hit, Paper
         ("Which dataset does FooNet use?", ("explain", False)),  # a fact of a paper, not a paper
         ("What loss do the authors of FooNet minimise?", ("explain", False)),
         ("OK so which papers use LoRA for vision?", ("list", True)),
+        # methods are asked of a paper: "what methods did they try", "what two methods does X propose"
+        ("What methods did they try to make the images more engaging?", ("explain", False)),
+        ("What two methods are proposed in 'Unified Discrete Representations'?", ("explain", False)),
     ],
 )
 def test_shape(question, expected):

@@ -25,9 +25,8 @@ PAPER_NOUNS = frozenset(
     "paper papers work works study studies article articles abstract abstracts submission submissions "
     "publication publications research".split()
 )
-MANY_NOUNS = frozenset(
-    "papers works studies articles abstracts submissions publications approaches methods".split()
-)
+# "what methods did they try?" asks about a paper, not for papers: methods and approaches are not listed here
+MANY_NOUNS = frozenset("papers works studies articles abstracts submissions publications".split())
 LIST_VERBS = frozenset("list find show name enumerate give".split())
 SUMMARY_HEADS = frozenset("summarize summarise summary overview recap".split())
 COMPARE_WORDS = frozenset("compare compared comparison contrast differ differs difference versus vs".split())
