@@ -1,6 +1,6 @@
 """rag/grounding/gaps.py: what a paper lacks of a described topic, and what a follow-up asks of its paper."""
 
-from rag.grounding.gaps import _absent_runs, missing_aspects, unknown_words
+from rag.grounding.gaps import _absent_runs, missing_aspects, run_gains, unknown_words
 
 PRECONDITIONER = (
     "Graph Neural Preconditioners. We train a graph neural network to act as a preconditioner for "
@@ -40,6 +40,19 @@ def test_missing_aspects_flags_the_half_of_a_combination_a_paper_lacks(judge):
     assert missing_aspects(
         "learned preconditioners for linear solvers on graphs", paper, judge.vectors, 0.06
     ) == [[]]
+
+
+def test_run_gains_say_how_much_closer_a_part_comes_without_the_words_a_paper_lacks(judge):
+    """The caveat model's `gain` signal: an asked aspect the paper lacks moves the part far, a paraphrase
+    little, and a part in the paper's own words has no absent run at all."""
+    sents = [x.strip() for x in PRECONDITIONER.split(".") if x.strip()]
+    paper = [(PRECONDITIONER, judge.vectors(sents))]
+    (lacking,) = run_gains("graph neural networks for weather forecasting", paper, judge.vectors)
+    (paraphrase,) = run_gains(
+        "a neural network that makes iterative solvers converge faster", paper, judge.vectors
+    )
+    assert dict(lacking)["weather forecasting"] >= 0.06 > max(g for _, g in paraphrase)
+    assert run_gains("graph neural preconditioners for sparse linear systems", paper, judge.vectors) == [[]]
 
 
 def test_a_task_swapped_for_another_is_lacking_however_little_it_moves_the_vector(judge):

@@ -169,6 +169,43 @@ def test_what_a_paper_is_is_answered_by_the_sentence_saying_what_it_develops():
     assert quoted(out) == ["Here, we develop Proteina, a flow model for protein backbones."]
 
 
+class BagEmbedder:
+    """Unit vectors of word counts (hashed into 4096 slots): a text nearer in words is nearer in cosine."""
+
+    def encode(self, texts, progress=False, bulk=False):
+        import zlib
+
+        import numpy as np
+
+        from rag.text import content_words
+
+        out = np.zeros((len(texts), 4096), np.float32)
+        for i, t in enumerate(texts):
+            for w in content_words(t):
+                out[i, zlib.crc32(w.encode()) % 4096] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+def test_a_part_the_paper_is_not_about_moves_it_far_and_gets_a_caveat():
+    """The `gain` signal: how much closer the part comes to its paper without the words the paper never
+    uses. Asking FooNet about weather forecasting is a caveat; asking about its own cell lines is not."""
+    s = settings(caveat_model={"gain": (0.0, 1.0, 60.0)}, caveat_intercept=-6.0)  # a caveat from gain 0.1
+    judge = Judge(BagEmbedder(), cos_weight=0.0)
+    papers = {p.paper_id: p for p in PAPERS}
+    out = {}
+    for q in (
+        "How well does FooNet do at ten-day weather forecasting?",
+        "Which cell lines is FooNet trained on?",
+    ):
+        reading = Reader(s.conversation, lambda: idf)(q, None, lambda q, f: [])
+        evset = select(reading.query, [Hit(papers["a"], 1.0), Hit(papers["c"], 0.5)], judge)
+        out[q] = decide(reading, evset, judge, idf, lambda w: True, s)
+    far, near = out.values()
+    assert far.parts[0].signals["gain"] > 0.1 and [c.code for c in far.caveats] == ["not_stated"]
+    assert "weather forecasting" in far.caveats[0].text
+    assert near.parts[0].signals["gain"] == 0.0 and not near.caveats
+
+
 def test_each_part_is_answered_from_the_paper_it_names():
     _, out = ask(
         "How many cell lines does FooNet use, compared with the number of tasks BarNet is evaluated on?"

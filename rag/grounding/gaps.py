@@ -134,6 +134,27 @@ def _runs(status: list[bool | None]) -> list[list[int]]:
     return runs
 
 
+def run_gains(
+    topic: str,
+    papers: list[tuple[str, np.ndarray]],
+    vectors: Callable[[list[str]], np.ndarray],
+    known: Callable[[str], bool] | None = None,
+) -> list[list[tuple[str, float]]]:
+    """For each paper (its text, and its vectors as rows), each run of the topic's words it never uses
+    (_absent_runs) with how much closer the topic comes to the paper without it (best cosine)."""
+    runs = [_absent_runs(topic, text, known) for text, _ in papers]
+    if not any(runs):
+        return [[] for _ in papers]
+    variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
+    vv = vectors(variants)
+    at = {v: i for i, v in enumerate(variants)}
+    out = []
+    for (_, mat), r in zip(papers, runs):
+        best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0) if r else None
+        out.append([(phrase, float(best[at[rest]] - best[0])) for phrase, rest in r])
+    return out
+
+
 def missing_aspects(
     topic: str,
     papers: list[tuple[str, np.ndarray]],
@@ -148,22 +169,10 @@ def missing_aspects(
     A run asking a task the paper doesn't do while it does another (rag.retrieval.names.swapped_task) lacks always.
     `known(word)`: whether any indexed abstract uses the word; a mistyped stopword no abstract uses
     ("wheter", rag.text.slip) is no part of the topic."""
-    if not papers:
-        return []
-    runs = [_absent_runs(topic, text, known) for text, _ in papers]
-    variants = list(dict.fromkeys([topic] + [rest for r in runs for _, rest in r]))
-    vv = vectors(variants)
-    at = {v: i for i, v in enumerate(variants)}
     out = []
-    for (text, mat), r in zip(papers, runs):
-        if not r:
-            out.append([])
-            continue
-        best = (np.asarray(mat, dtype=np.float32).reshape(-1, vv.shape[1]) @ vv.T).max(axis=0)
+    for (text, _), r in zip(papers, run_gains(topic, papers, vectors, known)):
         # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
-        lacking = [
-            phrase for phrase, rest in r if best[at[rest]] - best[0] >= gain or swapped_task(phrase, text)
-        ]
+        lacking = [phrase for phrase, g in r if g >= gain or swapped_task(phrase, text)]
         # a run and the same run with its modifier: the shorter says it
         out.append([p for p in lacking if not any(q != p and p.endswith(" " + q) for q in lacking)])
     return out

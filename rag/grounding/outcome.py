@@ -15,7 +15,7 @@ import numpy as np
 
 from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
-from rag.grounding.gaps import missing_aspects, to_cover
+from rag.grounding.gaps import run_gains, swapped_task, to_cover
 from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
@@ -247,19 +247,19 @@ def answer_part(
         "no_number": 1.0 - numbered,
         "which": float(reading.shape == "which"),
         "aspect": 0.0,
+        "gain": 0.0,
     }
+    # what of the part its paper never says, read by meaning: how much closer the part comes to the paper
+    # without the words the paper lacks ("on unpaired image-to-image translation" of a molecule paper)
+    own = [e for e in pool if e.paper_n == papers[0]]
+    paper = evset.hits[papers[0] - 1].paper
+    text = f"{paper.title or ''} {paper.text}"
+    vecs = np.stack([e.vec for e in own] + list(judge.vectors([paper.label])))
+    asked = to_cover(reading.topic if reading.shape == "which" else part.text)
+    (gains,) = run_gains(asked, [(text, vecs)], judge.vectors, known)
+    x["gain"] = max([0.0] + [g for _, g in gains])
     if reading.shape == "which":  # a part of the description its closest paper lacks (rag.grounding.gaps)
-        own = [e for e in pool if e.paper_n == papers[0]]
-        paper = evset.hits[papers[0] - 1].paper
-        vecs = np.stack([e.vec for e in own] + list(judge.vectors([paper.label])))
-        gaps = missing_aspects(
-            to_cover(reading.topic),
-            [(f"{paper.title or ''} {paper.text}", vecs)],
-            judge.vectors,
-            s.grounding.list_aspect_gain,
-            known,
-        )
-        x["aspect"] = float(bool(gaps and gaps[0]))
+        x["aspect"] = float(any(g >= s.grounding.list_aspect_gain or swapped_task(p, text) for p, g in gains))
     out.signals = x
     g, m = s.grounding, "which_caveat" if reading.shape == "which" else "caveat"  # a description has its own
     if logistic(getattr(g, f"{m}_model"), getattr(g, f"{m}_intercept"), x) >= getattr(g, f"{m}_bar"):
