@@ -77,6 +77,15 @@ def ask(question, order=("a", "b", "c"), known=lambda w: False, **kw):
     return reading, decide(reading, evset, JUDGE, idf, known, s)
 
 
+def ask_with(extra, question, **kw):
+    """`ask` with one more paper, ranked first."""
+    PAPERS.append(extra)
+    try:
+        return ask(question, order=(extra.paper_id, "a", "b"), **kw)
+    finally:
+        PAPERS.remove(extra)
+
+
 def quoted(outcome):
     return [e.text for pa in outcome.parts for e in pa.quotes]
 
@@ -118,11 +127,7 @@ def test_a_number_in_the_parts_best_sentence_answers_it_in_words_of_its_own():
         4,
         title="ZapNet",
     )
-    PAPERS.append(zap)
-    try:
-        _, out = ask("How fast is ZapNet?", order=("e", "a", "b"))
-    finally:
-        PAPERS.remove(zap)
+    _, out = ask_with(zap, "How fast is ZapNet?")
     (part,) = out.parts
     assert part.signals["no_number"] == 0.0
     assert [e.text for e in part.quotes][-1].endswith("a 10x speed-up.")
@@ -139,13 +144,9 @@ def test_a_number_is_looked_for_next_to_what_is_counted():
         5,
         title="The weakest link",
     )
-    PAPERS.append(weak)
-    try:
-        _, many = ask("How many models does the weakest link study test?", order=("w", "a", "b"))
-        _, data = ask("How much data is the weakest link suite built on?", order=("w", "a", "b"))
-        _, none = ask("How many GPUs does the weakest link study use?", order=("w", "a", "b"))
-    finally:
-        PAPERS.remove(weak)
+    _, many = ask_with(weak, "How many models does the weakest link study test?")
+    _, data = ask_with(weak, "How much data is the weakest link suite built on?")
+    _, none = ask_with(weak, "How many GPUs does the weakest link study use?")
     assert many.parts[0].signals["no_number"] == 0.0 and not many.caveats
     assert "from 17 models" in quoted(many)[0]
     assert data.parts[0].signals["no_number"] == 0.0
@@ -161,11 +162,7 @@ def test_what_a_paper_is_is_answered_by_the_sentence_saying_what_it_develops():
         6,
         title="Flow models for protein backbones",
     )
-    PAPERS.append(prot)
-    try:
-        _, out = ask("What is Proteina?", order=("p", "a", "b"), part_sentences=1)
-    finally:
-        PAPERS.remove(prot)
+    _, out = ask_with(prot, "What is Proteina?", part_sentences=1)
     assert quoted(out) == ["Here, we develop Proteina, a flow model for protein backbones."]
 
 
