@@ -34,10 +34,11 @@ INJECTION = re.compile(
 )
 
 SURROGATE = re.compile(r"[\ud800-\udfff]")  # half of a UTF-16 pair alone: no character, undecodable
-# a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …", "we develop X")
+# a sentence stating what the paper contributes ("We propose …", "In this work, we introduce …", "we develop X");
+# `fitted`: one of the three verbs the lister's model was fitted on follows the subject
 CONTRIBUTION = re.compile(
-    r"\b(?:we|this (?:paper|work)|our)\b.{0,40}?"
-    r"\b(?P<verb>propos|introduc|present|develop|design|build|construct|creat|curat)",
+    r"\b(?:we|this (?:paper|work)|our)\b(?:(?=.{0,40}?\b(?P<fitted>propos|introduc|present))|)"
+    r".{0,40}?\b(?:propos|introduc|present|develop|design|build|construct|creat|curat)",
     re.I,
 )
 

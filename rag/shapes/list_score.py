@@ -42,8 +42,6 @@ FEATURES = (
 # "X for Y", "X in Y", "X with Y": each part is something a listed paper must be about
 _PARTS = re.compile(r"\s+(?:for|in|on|with|via|using|under)\s+", re.I)
 _GLOSS = re.compile(r"\([^)]*\)")  # "(KANs)", "(long sequences, audio)": a gloss, not a part
-# the verbs of a contribution sentence the lister's model was fitted on ("we develop" lists more near misses)
-FITTED_VERBS = ("propos", "introduc", "present")
 _BM25_K1, _BM25_B = 1.2, 0.75
 # full index, idf shares: "unlearning" of "machine unlearning" 0.61, "speculative" of "speculative decoding"
 # 0.62, "diffusion" of "diffusion models" 0.86 (enough to show the topic); "model" 0.14, "graph" of "graph
@@ -55,7 +53,8 @@ _PSEUDO_TOP = 5
 def states(sentence: str) -> bool:
     """A sentence stating what the paper contributes: a paper *about* the topic says so here or in its title,
     a near miss mentions it among its tasks or motivation."""
-    return any(m["verb"].lower() in FITTED_VERBS for m in CONTRIBUTION.finditer(sentence))
+    # with the verbs the lister's model was fitted on: "we develop" lists more near misses
+    return any(m["fitted"] for m in CONTRIBUTION.finditer(sentence))
 
 
 def topic_parts(topic: str) -> list[str]:
