@@ -98,8 +98,10 @@ def test_a_missing_detail_is_a_caveat_and_the_rest_is_answered(seed_engine):
 
 def test_a_name_no_abstract_mentions_is_a_caveat_with_the_name_as_typed(seed_engine):
     ans = seed_engine.ask("Does Celcomen outperform ZorbNet on spatial transcriptomics?")
-    assert [c.code for c in ans.caveats] == ["term_absent"]
+    assert ans.caveats[0].code == "term_absent"
     assert ans.caveats[0].text == "No indexed abstract mentions “ZorbNet”."
+    # the name is said once; a part caveat may add what Celcomen's abstract doesn't say ("outperform")
+    assert sum("ZorbNet" in c.text for c in ans.caveats) == 1
     assert not ans.refused and any(is_celcomen(c) for c in ans.citations)
 
 
