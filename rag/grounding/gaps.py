@@ -171,11 +171,16 @@ def missing_aspects(
     ("wheter", rag.text.slip) is no part of the topic."""
     out = []
     for (text, _), r in zip(papers, run_gains(topic, papers, vectors, known)):
-        # a task swapped for another moves the vector little ("segmentation" / "detection"): it is lacking
-        lacking = [phrase for phrase, g in r if g >= gain or swapped_task(phrase, text)]
+        found = lacking_runs(r, text, gain)
         # a run and the same run with its modifier: the shorter says it
-        out.append([p for p in lacking if not any(q != p and p.endswith(" " + q) for q in lacking)])
+        out.append([p for p in found if not any(q != p and p.endswith(" " + q) for q in found)])
     return out
+
+
+def lacking_runs(gains: list[tuple[str, float]], text: str, gain: float) -> list[str]:
+    """The runs (`run_gains` of one paper) that move the topic by `gain` or more, or ask a task the paper
+    swaps for another: that moves the vector little ("segmentation" / "detection"), but it is lacking."""
+    return [phrase for phrase, g in gains if g >= gain or swapped_task(phrase, text)]
 
 
 # Tasks, each with the words that name it: a description asking one task of a paper that does another

@@ -15,7 +15,7 @@ import numpy as np
 
 from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
-from rag.grounding.gaps import run_gains, swapped_task, to_cover
+from rag.grounding.gaps import lacking_runs, run_gains, to_cover
 from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
@@ -259,7 +259,7 @@ def answer_part(
     (gains,) = run_gains(asked, [(text, vecs)], judge.vectors, known)
     x["gain"] = max([0.0] + [g for _, g in gains])
     if reading.shape == "which":  # a part of the description its closest paper lacks (rag.grounding.gaps)
-        x["aspect"] = float(any(g >= s.grounding.list_aspect_gain or swapped_task(p, text) for p, g in gains))
+        x["aspect"] = float(bool(lacking_runs(gains, text, s.grounding.list_aspect_gain)))
     out.signals = x
     g, m = s.grounding, "which_caveat" if reading.shape == "which" else "caveat"  # a description has its own
     if logistic(getattr(g, f"{m}_model"), getattr(g, f"{m}_intercept"), x) >= getattr(g, f"{m}_bar"):
