@@ -186,21 +186,19 @@ def fusion_grid(
 # ---------------------------------------------------------------- per-row features and the report section
 
 
-def features(engine, query: str, hits: list, top_k: int, task: str) -> dict:
-    """Calibration features for one query. `refusal` is rag.grounding.cite.relevance over the top_k (for
-    summaries among the `summary_candidates`); the engine's own decision signals are the row's `signals`."""
+def features(engine, query: str, hits: list, top_k: int) -> dict:
+    """Calibration features for one query. `refusal` is rag.grounding.cite.relevance over the top_k; the
+    engine's own decision signals are the row's `signals`."""
     from rag.grounding import cite
 
-    s = engine.settings
-    shown = hits[: max(top_k, s.generation.summary_candidates) if task == "summarize" else top_k]
+    shown = hits[:top_k]
     per_hit = [cite.relevance(query, [h], engine.judge) for h in shown]
     feats = {
         "relevance": max(per_hit) if per_hit else 0.0,  # = rag.grounding.cite.relevance(query, shown, judge)
         "relevance_per_hit": [round(x, 4) for x in per_hit],
         "fused_top": [round(h.score, 6) for h in hits[:5]],
     }
-    signal = "relevance (summary candidates)" if task == "summarize" else "relevance"
-    feats["refusal"], feats["refusal_signal"] = feats["relevance"], signal
+    feats["refusal"], feats["refusal_signal"] = feats["relevance"], "relevance"
     return feats
 
 

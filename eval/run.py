@@ -117,7 +117,7 @@ def engine_row(
         row["retrieved"] = [_pd(h.paper, h.score) for h in deep[:top_k]]
     row["ranked"] = [_pd(h.paper, h.score) for h in deep]
     if calibrate:  # the retrieval trace behind the fusion grid (a gate replay skips it)
-        row["features"], row["sides"] = features(engine, standalone, deep, top_k, task), trace.to_json()
+        row["features"], row["sides"] = features(engine, standalone, deep, top_k), trace.to_json()
     return row
 
 

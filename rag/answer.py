@@ -185,7 +185,7 @@ class Engine:
         if reading.shape == "summary":
             from rag.shapes.summarize import summarize_stream
 
-            yield from summarize_stream(turn, top_k=top_k, mode=mode)
+            yield from summarize_stream(turn, top_k=top_k)
             return
         depth = max(k, s.grounding.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None

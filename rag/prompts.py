@@ -62,6 +62,3 @@ def count_header(found: int, shown: int, complete: bool = True, author: str | No
     many = "1 indexed paper matches" if found == 1 else f"{found} indexed papers match"
     many = many if complete else f"At least {many}"
     return f"{many}; the {shown} closest:" if found > shown else f"{many}:"
-
-
-SUMMARY_HEADER = "What the {count} most relevant abstracts say"

@@ -330,12 +330,11 @@ class GenerationSettings(BaseModel):
     )
     context_papers: int = D(4, "Papers shown to the generator (the rest are listed as retrieved).")
     full_abstracts: int = D(2, "The top papers go in whole; the others as their best chunk.")
-    summary_min_relevance: float = D(0.35, "Summary: papers below this relevance are left out.")
-    summary_candidates: int = D(15, "Summary: papers retrieved before the relevance cut.")
-    summary_cut: float = D(0.75, "Summary: keep papers within this share of the best relevance.")
-    summary_max_papers: int = D(10, "Summary: at most this many papers.")
+    summary_max_papers: int = D(
+        20, "Summary: the lister's papers quoted, best first (the header says how many match in all)."
+    )
+    summary_themes: int = D(5, "Summary: at most this many themes.")
     summary_theme_size: int = D(3, "Summary: about this many papers per theme (clusters of their vectors).")
-    summary_sentences: int = D(1, "Summary: evidence sentences quoted per paper.")
 
 
 class ConversationSettings(BaseModel):

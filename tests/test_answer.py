@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import pytest
 
+from rag import prompts
 from rag.answer import Engine
 from rag.errors import UserError
+from rag.text import CONTRIBUTION, sentence_spans
 from rag.types import Answer, Caveat, Retrieved
 from tests.conftest import CELCOMEN, FakeLLM, changed, make_settings, source_text
 
@@ -139,8 +141,21 @@ def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fa
     assert "".join(tokens).strip() == ans.answer
     lines = [x for x in ans.answer.splitlines()[1:] if not x.startswith("Theme: ")]
     assert len(lines) == len(ans.citations)
+    # numbered in the order shown, so "the second one" is the second paper on the page
+    assert [c.n for c in ans.citations] == list(range(1, len(lines) + 1))
+    assert ans.as_turns()[1]["papers"] == [c.paper_id for c in ans.citations]
     for c, line in zip(ans.citations, lines):
         assert line.startswith(c.title) and c.quote in line and line.endswith(f"[{c.n}]")
+        # what the paper contributes, when its abstract says so in a sentence
+        paper = ans.retrieved[c.n - 1].paper
+        if any(CONTRIBUTION.search(paper.text[a:b]) for a, b in sentence_spans(paper.text)):
+            assert CONTRIBUTION.search(c.quote)
+
+
+def test_a_summary_of_a_topic_no_paper_is_about_says_so(seed_engine, fake_llm):
+    tokens, ans = run(seed_engine, "knitting pattern generation", task="summarize")
+    assert ans.refused and ans.answer == prompts.SUMMARY_EMPTY and not ans.citations
+    assert any(c.code == "partial_match" and "knitting" in c.text for c in ans.caveats)
 
 
 def test_compare_quotes_each_named_paper(seed_engine):

@@ -74,6 +74,28 @@ def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, top
     ]
 
 
+@pytest.mark.parametrize(
+    ("question", "topic", "filters"),
+    [
+        ("Summarize the papers on reinforcement learning", "reinforcement learning", {}),
+        ("Summarize the oral papers on image generation", "image generation", {"decision": "oral"}),
+    ],
+)
+def test_a_summary_quotes_what_find_lists(sample_data_dir, embedder, question, topic, filters):
+    """A summary counts the papers Find lists for its topic and filters, and quotes the first of them."""
+    from rag.answer import Engine
+    from tests.conftest import FakeLLM
+
+    eng = Engine(make_settings(data_dir=sample_data_dir), embedder=embedder, llm=FakeLLM())
+    ans = eng.ask(question, task="summarize")
+    found = find.find(eng.retriever, eng.settings, topic, filters.get("decision", find.ANY), find.ANY, "")
+    listed = found.result.to_json()["papers"]
+    first = eng.settings.generation.summary_max_papers
+    assert ans.shape == "summary" and ans.listed == len(listed) > 0
+    assert ans.answer.startswith(f"{len(listed)} indexed papers match")
+    assert sorted(c.paper_id for c in ans.citations) == sorted(p["paper_id"] for p in listed[:first])
+
+
 def test_a_topic_with_no_word_lists_nothing_and_says_why(sample_retriever, sample_settings, sample_data_dir):
     found = find.find(sample_retriever, sample_settings, "*", find.ANY, find.ANY, "")
     assert found.result.papers == [] and "no word to look for" in find.render_summary(found)

@@ -1,7 +1,9 @@
-"""Topic -> relevant papers (recall-oriented retrieval + relevance cut) -> one quoted line per paper.
+"""Topic -> the lister's papers (the same list and count as a list answer, Find and `rag list`) -> themes
+(clusters of their vectors) -> each paper's contribution sentence, quoted and cited.
 
-Every line names its paper (its title) and quotes whole evidence sentences, so nothing streamed is
-replaced later and nothing is a pronoun-led fragment.
+Every line names its paper (its title) and quotes a whole abstract sentence, so nothing streamed is
+replaced later and nothing is a pronoun-led fragment. Sources are numbered in the order shown, so "the
+second one" is the second paper on the page.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,72 +19,58 @@ from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quote_sentences
 from rag.grounding.outcome import NOTHING_RELEVANT
 from rag.grounding.turn import Turn
+from rag.shapes.lister import find
 from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
-from rag.types import Answer, Retrieved
+from rag.types import Caveat, Hit, Retrieved
 
 
-def select_papers(turn: Turn, topic: str, top_k: int | None, mode) -> list[int]:
-    """The positions of the selected papers, best first; the turn's evidence covers every candidate."""
-    s = turn.settings
-    cands = turn.retriever.retrieve(
-        topic,
-        max(top_k or 0, s.generation.summary_candidates),
-        mode or s.retrieval.mode,
-        filters=turn.reading.filters,
-    )
-    evset = turn.select(topic, cands)
-    best = evset.max_score
-    keep = [
-        n
-        for n in evset.papers()
-        if evset.best[n] >= s.generation.summary_min_relevance
-        and evset.best[n] >= s.generation.summary_cut * best
-    ]
-    return keep[: s.generation.summary_max_papers]
-
-
-def summarize_stream(
-    turn: Turn, *, top_k: int | None = None, mode=None
-) -> Iterator[str | Retrieved | Answer]:
+def summarize_stream(turn: Turn, *, top_k: int | None = None) -> Iterator:
     g = turn.settings.generation
     topic = turn.reading.topic or turn.reading.asked
-    selected = select_papers(turn, topic, top_k, mode)
-    evset = turn.evidence
+    res = find(turn.retriever, turn.settings, topic, turn.reading.filters)
+    first = res.papers[: top_k or g.summary_max_papers]
+    evset = turn.select(topic, [Hit(x.paper, x.score) for x in first])
     turn.clock.lap("retrieve_s")
-    yield Retrieved(turn.question, topic, "summary", evset.hits)
-    if not selected:
-        ans = turn.refusal(NOTHING_RELEVANT, [])
+    if not first:
+        yield Retrieved(turn.question, topic, "summary", [])
+        caveats = [Caveat("partial_match", prompts.no_list_line(topic, res.lacking))] if res.lacking else []
+        ans = turn.refusal(NOTHING_RELEVANT, caveats)
         ans.answer = prompts.SUMMARY_EMPTY
         yield ans
         return
-    quotes = [contribution(evset, n) for n in selected]
-    groups = themes(evset, selected, topic, turn.retriever.bm25().idf, g.summary_theme_size)
-    header = prompts.SUMMARY_HEADER.format(count=len(selected))
-    lines, sentences = [header + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
+    groups = themes(evset, list(range(1, len(first) + 1)), topic, turn.retriever.bm25().idf, g)
+    # renumbered in the order shown: theme by theme, best first within a theme
+    order = [n for _, members in groups for n in members]
+    at = {n: i for i, n in enumerate(order, start=1)}
+    hits = [evset.hits[n - 1] for n in order]
+    shown = EvidenceSet(evset.question, hits)
+    yield Retrieved(turn.question, topic, "summary", hits)
+    head = prompts.count_header(len(res.papers), len(first), res.complete).rstrip(":")
+    lines, sentences = [head + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
     for words, members in groups:
         if len(groups) > 1:
             lines.append(f"Theme: {', '.join(words)}")
-        own = quote_sentences([quotes[selected.index(n)] for n in members], evset, titled=True)
+        quotes = [replace(contribution(evset, n), paper_n=at[n]) for n in members]
+        own = quote_sentences(quotes, shown, titled=True)
         sentences += own
         lines += [f"{x.text} [{x.citations[0]}]" for x in own]
     text = "\n".join(lines)
     yield text
-    yield turn.answer(sentences, text=text)
+    yield turn.answer(sentences, hits, text=text, listed=len(res.papers))
 
 
 def contribution(evset: EvidenceSet, n: int):
-    """A paper's sentence saying what it contributes ("we propose …") among its relevant ones, else its best."""
+    """A paper's sentence saying what it contributes ("we propose …") that is closest to the topic, else its
+    closest sentence: the lister already found the paper on the topic, so its contribution is the line."""
     own = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)
-    best = own[0].score
-    return next((e for e in own if CONTRIBUTION.search(e.text) and e.score >= 0.5 * best), own[0])
+    return next((e for e in own if CONTRIBUTION.search(e.text)), own[0])
 
 
-def themes(
-    evset: EvidenceSet, positions: list[int], topic: str, idf, per_theme: int
-) -> list[tuple[list[str], list[int]]]:
-    """The papers grouped by their vectors (k-means, about `per_theme` papers a theme), each group named by
-    the words beyond the topic's that most of its papers' titles and abstracts share, weighted by rarity."""
-    k = min(4, len(positions) // per_theme)
+def themes(evset: EvidenceSet, positions: list[int], topic: str, idf, g) -> list[tuple[list[str], list[int]]]:
+    """The papers grouped by their vectors (k-means, about `summary_theme_size` papers a theme, at most
+    `summary_themes`), each group named by the words beyond the topic's that most of its papers' titles and
+    abstracts share, weighted by rarity. Groups keep the papers' order; the group of the best paper first."""
+    k = min(g.summary_themes, len(positions) // g.summary_theme_size)
     if k < 2:
         return [([], positions)]
     from sklearn.cluster import KMeans
