@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 REFUSE = ("relevance", "cosine", "cover")
-CAVEAT = ("cover", "thing", "score", "missing", "elsewhere", "no_number", "which", "aspect", "gain")
+CAVEAT = ("cover", "thing", "score", "no_number", "which", "aspect", "gain")
 WHICH = ("cover", "thing", "score", "missing", "elsewhere", "aspect")
 
 

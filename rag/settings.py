@@ -246,24 +246,21 @@ class GroundingSettings(BaseModel):
     )
     caveat_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cover": (0.62103, 0.303, -0.05909),
-            "thing": (0.79982, 0.35943, -0.31221),
-            "score": (0.48571, 0.1915, -0.38191),
-            "missing": (7.33728, 6.81995, -0.57748),
-            "elsewhere": (2.5438, 4.11995, 0.08428),
-            "no_number": (0.04971, 0.21734, 0.35165),
-            "which": (0.20175, 0.40131, -0.43403),
-            "aspect": (0.04444, 0.20608, 0.36517),
-            "gain": (0.02739, 0.04096, 0.6085),
+            "cover": (0.61757, 0.30443, 0.19349),
+            "thing": (0.79845, 0.36051, -0.26941),
+            "score": (0.48293, 0.1927, -0.4439),
+            "no_number": (0.05269, 0.22341, 0.3687),
+            "which": (0.19135, 0.39336, -0.57518),
+            "aspect": (0.04215, 0.20094, 0.37232),
+            "gain": (0.02773, 0.04127, 0.56019),
         },
         "A part not stated: feature -> (mean, sd, weight) of a logistic model over a part's evidence "
         "(rag.grounding.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
-        "sentence's score, the rarity of its words they miss, how much closer it comes to its paper without "
-        "them, ...) (`rag eval-fit`).",
+        "sentence's score, how much closer it comes to its paper without the words it lacks, ...) (`rag eval-fit`).",
     )
-    caveat_intercept: float = D(-0.22021, "A part not stated: the logistic model's intercept.")
+    caveat_intercept: float = D(-0.20232, "A part not stated: the logistic model's intercept.")
     caveat_bar: float = D(
-        0.77196,
+        0.73561,
         "A part gets a caveat when the model's probability (0-1) of not stated reaches this (`rag eval-fit`).",
     )
     which_caveat_model: dict[str, tuple[float, float, float]] = D(
