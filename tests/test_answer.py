@@ -136,8 +136,10 @@ def test_list_question_names_every_matching_paper_with_its_sentence(seed_engine,
 
 
 def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fake_llm):
-    tokens, ans = run(seed_engine, "diffusion models", task="summarize")
+    # the chat's top-k slider (papers retrieved for an answer) does not cut a summary short
+    tokens, ans = run(seed_engine, "diffusion models", task="summarize", top_k=2)
     assert ans.shape == "summary" and not ans.refused and fake_llm.calls == [] and len(ans.citations) >= 2
+    assert len(ans.citations) == min(ans.listed, seed_engine.settings.generation.summary_max_papers) > 2
     assert "".join(tokens).strip() == ans.answer
     lines = [x for x in ans.answer.splitlines()[1:] if not x.startswith("Theme: ")]
     assert len(lines) == len(ans.citations)

@@ -28,7 +28,7 @@ def summarize_stream(turn: Turn, *, top_k: int | None = None) -> Iterator:
     g = turn.settings.generation
     topic = turn.reading.topic or turn.reading.asked
     res = find(turn.retriever, turn.settings, topic, turn.reading.filters)
-    first = res.papers[: top_k or g.summary_max_papers]
+    first = res.papers[: max(top_k or 0, g.summary_max_papers)]  # top_k (the chat's slider) only adds
     evset = turn.select(topic, [Hit(x.paper, x.score) for x in first])
     turn.clock.lap("retrieve_s")
     if not first:
