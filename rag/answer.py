@@ -27,6 +27,7 @@ from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
+from rag.shapes.lister import find
 from rag.text import content_words, flatten
 from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
@@ -181,12 +182,22 @@ class Engine:
         reading = self.read(question, history, k, mode, filters)
         if task == "summarize":
             reading.shape = "summary"
+        if (
+            reading.shape == "summary"
+        ):  # a topic of its own ("summarize all the papers on X"), not the list shown
+            reading.entry, reading.over, reading.shown = None, (), ()
         turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
+        listed = None
         if reading.shape == "summary":
             from rag.shapes.summarize import summarize_stream
 
-            yield from summarize_stream(turn, top_k=top_k)
-            return
+            listed = find(self.retriever, s, reading.topic or reading.asked, reading.filters)
+            if listed.papers:
+                yield from summarize_stream(turn, listed, top_k=top_k)
+                return
+            reading.shape = (
+                "list"  # no paper on all of it: the closest, with why, as a list answer gives them
+            )
         depth = max(k, s.grounding.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None
         if reading.entry or reading.over:  # pointed at papers of the list just shown: those are the sources
@@ -229,7 +240,7 @@ class Engine:
             yield turn.refusal(outcome.refused, outcome.caveats, outcome.signals)
             return
         if reading.shape == "list":
-            yield from list_answer(turn)
+            yield from list_answer(turn, listed)
             return
         chosen = list(range(1, reading.compared + 1)) if reading.compared > 1 else sorted(outcome.focus)
         if reading.shape == "compare" and len(chosen) > 1:

@@ -24,7 +24,6 @@ COMPARE_USER = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nContrast:"
 
 REFUSAL = "The indexed abstracts don't answer this question."
 NOT_FOUND = "not found in the sources"  # how an answer sentence no abstract sentence supports is marked
-SUMMARY_EMPTY = "No paper in the indexed abstracts is about this topic."
 
 # a refusal's one line, by code, when no caveat says more
 REASONS = {

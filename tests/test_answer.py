@@ -154,10 +154,26 @@ def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fa
             assert CONTRIBUTION.search(c.quote)
 
 
-def test_a_summary_of_a_topic_no_paper_is_about_says_so(seed_engine, fake_llm):
+def test_a_summary_after_a_list_is_of_its_own_topic(seed_engine, fake_llm):
+    """ "all the papers on X" after a list is a new topic, not the list shown: its papers are the next list."""
+    first = seed_engine.ask("Which papers are about reinforcement learning?")
+    assert first.shape == "list" and first.as_turns()[1]["papers"]
+    ans = seed_engine.ask("Summarize all the papers on diffusion models", first.as_turns(), task="summarize")
+    assert ans.shape == "summary" and not ans.follows_list
+    assert ans.as_turns()[1]["papers"] == [c.paper_id for c in ans.citations]
+    assert all("diffusion" in seed_engine.retriever.bm25().papers[c.paper_id].flat for c in ans.citations)
+
+
+def test_a_summary_no_paper_is_wholly_about_gives_the_closest_or_the_one_refusal(seed_engine, fake_llm):
+    # no seed abstract says "neuroscience": the closest papers, and which word none of them covers
+    q = "Summarize the work applying machine learning to biology and neuroscience data in this collection."
+    tokens, ans = run(seed_engine, q, task="summarize")
+    assert not ans.refused and ans.answer.startswith(prompts.NO_LIST_HEADER)
+    assert any(c.code == "partial_match" and "“neuroscience”" in c.text for c in ans.caveats)
+    assert 0 < len(ans.citations) <= seed_engine.settings.grounding.list_closest
+    # nothing retrieved is about it: the one refusal
     tokens, ans = run(seed_engine, "knitting pattern generation", task="summarize")
-    assert ans.refused and ans.answer == prompts.SUMMARY_EMPTY and not ans.citations
-    assert any(c.code == "partial_match" and "knitting" in c.text for c in ans.caveats)
+    assert ans.refused and ans.refusal_code == "nothing_relevant" and not ans.citations
 
 
 def test_compare_quotes_each_named_paper(seed_engine):

@@ -74,6 +74,13 @@ def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
     assert topic("Is there any work on speculative decoding?") == "speculative decoding"
     assert topic("What did the papers on machine unlearning claim?") == "machine unlearning"
     assert topic("Summarize the work on test-time scaling") == "test-time scaling"
+    # words that close a question about the indexed papers: the lister needs every word of a topic covered
+    assert topic("Summarize the work on diffusion models in this collection.") == "diffusion models"
+    assert topic("Which papers are about graph neural networks here?") == "graph neural networks"
+    assert (
+        topic("Summarize the robotics and embodied-agent papers in this collection")
+        == "robotics and embodied-agent"
+    )
 
 
 def test_pointers_switches_and_leaning_words():

@@ -160,6 +160,10 @@ def shape(text: str) -> tuple[str, bool]:
     return "explain", False
 
 
+# what closes a question about the indexed papers rather than saying what they are about
+TAIL = PAPER_NOUNS | {"in", "this", "these", "the", "collection", "here"}
+
+
 def topic(text: str) -> str:
     """What a list, "which paper" or summary question describes: its words after the frame ("Which recent
     papers", "Is there any work", "Summarize") and without a closing verb of what papers said."""
@@ -173,6 +177,8 @@ def topic(text: str) -> str:
         i += 1
     end = len(low)
     if end - i > 1 and low[-1] in SAID_VERBS and set(low[:i]) & AUX:
+        end -= 1
+    while end - i > 1 and low[end - 1] in TAIL:  # "… diffusion models in this collection", "… papers here"
         end -= 1
     return " ".join(ws[i:end]) if i < end else text.strip(" ?.!")
 

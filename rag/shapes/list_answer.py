@@ -9,20 +9,24 @@ from collections.abc import Iterator
 from rag import prompts
 from rag.grounding.evidence import quote_sentences
 from rag.grounding.turn import Turn
-from rag.shapes.lister import find
+from rag.shapes.lister import PaperList, find
 from rag.text import unbraced
 from rag.types import Caveat, Hit, Sentence
 
 
-def list_answer(turn: Turn) -> Iterator:
-    """The lister's list (rag.shapes.lister.find: the same list and count as Find and `rag list`); when no paper is
-    about every part of the topic, a caveat saying which words none has, and the closest retrieved papers."""
+def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
+    """The lister's list (rag.shapes.lister.find: the same list and count as Find and `rag list`; `res` when
+    already found); when no paper is about every part of the topic, a caveat saying which words none has, and the
+    closest retrieved papers."""
     reading, evset, outcome, g = turn.reading, turn.evidence, turn.outcome, turn.settings.grounding
-    res = find(turn.retriever, turn.settings, reading.topic, reading.filters)
+    res = res or find(turn.retriever, turn.settings, reading.topic, reading.filters)
     if res.papers:
         yield from _listed(res, turn, g.list_max)
         return
-    outcome.caveats.append(Caveat("partial_match", prompts.no_list_line(reading.topic, res.lacking)))
+    # why: the words none of the closest covers, else the lister's own reason (a filter, no word to look for)
+    what = f" ({reading.filters.describe()})" if reading.filters else ""
+    why = prompts.no_list_line(reading.topic, res.lacking) if res.lacking else res.why_empty(what)
+    outcome.caveats.append(Caveat("partial_match", why))
     yield from outcome.caveats
     shown = evset.papers()[: g.list_closest]
     sentences = quote_sentences([evset.top(n) for n in shown if evset.top(n)], evset, titled=True)

@@ -17,39 +17,33 @@ import numpy as np
 
 from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quote_sentences
-from rag.grounding.outcome import NOTHING_RELEVANT
 from rag.grounding.turn import Turn
-from rag.shapes.lister import find
+from rag.shapes.lister import PaperList
 from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
-from rag.types import Caveat, Hit, Retrieved
+from rag.types import Hit, Retrieved
 
 
-def summarize_stream(turn: Turn, *, top_k: int | None = None) -> Iterator:
+def summarize_stream(turn: Turn, res: PaperList, *, top_k: int | None = None) -> Iterator:
+    """The lister's papers (`res`, not empty) in themes, each quoted by what it contributes."""
     g = turn.settings.generation
     topic = turn.reading.topic or turn.reading.asked
-    res = find(turn.retriever, turn.settings, topic, turn.reading.filters)
     first = res.papers[: max(top_k or 0, g.summary_max_papers)]  # top_k (the chat's slider) only adds
     evset = turn.select(topic, [Hit(x.paper, x.score) for x in first])
     turn.clock.lap("retrieve_s")
-    if not first:
-        yield Retrieved(turn.question, topic, "summary", [])
-        caveats = [Caveat("partial_match", prompts.no_list_line(topic, res.lacking))] if res.lacking else []
-        ans = turn.refusal(NOTHING_RELEVANT, caveats)
-        ans.answer = prompts.SUMMARY_EMPTY
-        yield ans
-        return
-    groups = themes(evset, list(range(1, len(first) + 1)), topic, turn.retriever.bm25().idf, g)
+    said = [n for n in range(1, len(first) + 1) if any(e.paper_n == n for e in evset.every)]  # text to quote
+    groups = themes(evset, said, topic, turn.retriever.bm25().idf, g)
     # renumbered in the order shown: theme by theme, best first within a theme
     order = [n for _, members in groups for n in members]
     at = {n: i for i, n in enumerate(order, start=1)}
     hits = [evset.hits[n - 1] for n in order]
     shown = EvidenceSet(evset.question, hits)
     yield Retrieved(turn.question, topic, "summary", hits)
-    head = prompts.count_header(len(res.papers), len(first), res.complete).rstrip(":")
+    author = res.author.name if res.author is not None else None  # "summarize the papers by NAME"
+    head = prompts.count_header(len(res.papers), len(order), res.complete, author).rstrip(":")
     lines, sentences = [head + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
     for words, members in groups:
         if len(groups) > 1:
-            lines.append(f"Theme: {', '.join(words)}")
+            lines.append(f"Theme: {', '.join(words) or 'other'}")
         quotes = [replace(contribution(evset, n), paper_n=at[n]) for n in members]
         own = quote_sentences(quotes, shown, titled=True)
         sentences += own
