@@ -237,6 +237,18 @@ def test_answer_body_chips_link_to_cards_and_dim_unsupported():
         assert f'id="src-2-{n}"' in sources
 
 
+def test_a_summary_is_a_block_per_line_with_its_themes_as_headings():
+    a = celcomen_answer()
+    line = f"{a.sentences[0].text} [1]"
+    text = f"2 indexed papers match, in 2 themes:\nTheme: cell <maps>\n{line}\nTheme: other\n{line}"
+    html = render.render_answer_body(replace(a, shape="summary", answer=text), 3)
+    assert_safe(html)
+    assert re.findall(r'<p class="theme">(.*?)</p>', html) == ["Theme: cell &lt;maps&gt;", "Theme: other"]
+    lines = re.findall(r'<p class="line">(.*?)</p>', html)
+    assert len(lines) == 3 and lines[0] == "2 indexed papers match, in 2 themes:"
+    assert all('data-turn="3" data-n="1"' in x for x in lines[1:]) and "<br>" not in html
+
+
 def test_sentence_without_marker_gets_chips_appended():
     p = corpus_papers()[0]
     c = Citation(

@@ -164,11 +164,15 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             if valid_cites and not MARKER_RE.search(seg_text):
                 html_text += _chips(valid_cites, turn, labels)
             body.append(html_text)
-    main = (
-        table_html(answer, turn, labels)
-        if answer.table
-        else f'<div class="answer-text">{"".join(body)}</div>'
-    )
+    text = "".join(body)
+    if answer.shape in ("list", "summary"):  # a block per line: the count, each theme, each paper
+        text = "".join(
+            f'<p class="{"theme" if x.startswith("Theme: ") else "line"}">{x}</p>'
+            for x in text.split("<br>")
+            if x.strip()
+        )
+    main = table_html(answer, turn, labels) if answer.table else f'<div class="answer-text">{text}</div>'
+
     parts = [main, caveats_html(answer), did_you_mean(answer)]
     badges = []
     if answer.fallback:
