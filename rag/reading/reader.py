@@ -45,7 +45,9 @@ SWITCH_PHRASES = (
     "another paper", "separate question", "change of topic", "change of subject", "let's move", "lets move",
     "let's switch", "let's turn", "on another note", "on a different note",
 )  # fmt: skip
-ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4}
+ORDINALS = {
+    w: i for i, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth".split())
+}  # a list answer shows 10 lines, a summary 20
 # "the first one", "going back to the second paper": an ordinal pointing at a turn or a list entry
 POINTER_NOUNS = frozenset("one paper work method model approach question study answer entry".split())
 # how a question asks for a number
