@@ -182,9 +182,7 @@ class Engine:
         reading = self.read(question, history, k, mode, filters)
         if task == "summarize":
             reading.shape = "summary"
-        if (
-            reading.shape == "summary"
-        ):  # a topic of its own ("summarize all the papers on X"), not the list shown
+        if reading.shape == "summary":  # a topic of its own ("summarize all of X"), not the list shown
             reading.entry, reading.over, reading.shown = None, (), ()
         turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
         listed = None
@@ -195,9 +193,8 @@ class Engine:
             if listed.papers:
                 yield from summarize_stream(turn, listed, top_k=top_k)
                 return
-            reading.shape = (
-                "list"  # no paper on all of it: the closest, with why, as a list answer gives them
-            )
+            # no paper on all of it: the closest papers and why, as a list answer gives them
+            reading.shape = "list"
         depth = max(k, s.grounding.list_candidates) if reading.shape == "list" else k
         hits = reading.hits.get(reading.query) if depth == k else None
         if reading.entry or reading.over:  # pointed at papers of the list just shown: those are the sources

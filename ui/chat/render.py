@@ -172,7 +172,6 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             if x.strip()
         )
     main = table_html(answer, turn, labels) if answer.table else f'<div class="answer-text">{text}</div>'
-
     parts = [main, caveats_html(answer), did_you_mean(answer)]
     badges = []
     if answer.fallback:
