@@ -389,7 +389,8 @@ def test_list_follow_ups_point_at_the_lists_entries_and_ask_every_listed_paper(o
         page = p.page
         p.wait_ready()
         p.ask("Which papers are about diffusion models?")
-        titles = [x.split(":", 1)[0] for x in page.locator("#chat .turn").last.inner_text().splitlines()[2:5]]
+        lines = [x for x in page.locator("#chat .turn").last.inner_text().splitlines() if x.strip()]
+        titles = [x.split(":", 1)[0] for x in lines[2:5]]  # the question, the count, then a block per paper
         p.ask("Tell me more about the second one")
         second = page.locator("#sources section.turn-sources:not([hidden]) .source").first.inner_text()
         assert titles[1][:40] in second
