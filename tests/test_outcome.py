@@ -265,6 +265,7 @@ def test_the_refusal_is_one_bar_on_the_fitted_model(bar, refused):
         ("FooNet cell lines microscopes", False),  # terse English: the index knows its words
         ("Was macht FooNet genau und welche Daten nutzt es?", True),  # "was" is German too
         ("what's the main idea behind BarNet tokenization?", False),  # two function words, one unknown name
+        ("knitting pattern generation", False),  # a bare topic: English words the index does not use
     ],
 )
 def test_a_question_in_another_language_is_said_to_be_so(question, other):

@@ -106,7 +106,7 @@ def language_caveat(text: str, known) -> Caveat | None:
     most of its words unknown to the index): the embedder and the index read English only, so say so, with the
     words of it the index does know."""
     from rag.reading.reader import words
-    from rag.text import nltk_stopwords
+    from rag.text import english_words, nltk_stopwords
 
     letters = [c for c in text if c.isalpha()]
     foreign = sum(not c.isascii() for c in letters) > 0.3 * len(letters) if letters else False
@@ -117,7 +117,11 @@ def language_caveat(text: str, known) -> Caveat | None:
     if not foreign and (len(ws) < 3 or said >= max(1 if len(ws) <= 5 else 2, len(ws) / 5)):
         return None  # English function words: "was" alone is also German
     kept = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and known(w)]
-    if not foreign and len(kept) * 2 >= len(ws):
+    english = (
+        english_words()
+    )  # a bare topic over a small index ("knitting pattern generation") is English too
+    read = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and (known(w) or w in english)]
+    if not foreign and len(read) * 2 >= len(ws):
         return None
     found = f" Words of it the index knows: {', '.join(kept)}." if kept else ""
     return Caveat(
