@@ -156,6 +156,25 @@ def test_a_new_subject_in_rare_words_is_read_alone_even_with_a_pronoun():
     assert r.how == "alone" and r.base is None and r.gain and r.gain > 0
 
 
+@pytest.mark.parametrize(
+    ("question", "told"),
+    [
+        # the words before the pronoun point to the other paper: "they" is that paper, nothing is told
+        ("BarNet - which regions do they forecast?", False),
+        ("and the weather one over the globe: how do they forecast?", False),
+        # the words after it do: "it" is still FooNet, and the answer says FooNet never mentions them
+        ("Does it forecast weather over the globe with graph networks?", True),
+    ],
+)
+def test_a_switch_is_told_only_when_the_pronoun_comes_before_the_new_words(question, told):
+    history = [{"role": "user", "content": "What does FooNet do?"}]
+    r = _reader()(question, history, _FakeRetrieval(PAPERS))
+    assert r.how == "alone" and r.base is None
+    assert bool(r.left) is told
+    if told:
+        assert r.left[0].paper_id == "a" and "weather" in r.left[1]
+
+
 def test_a_stated_switch_and_a_pointer_need_no_retrieval_check():
     fake = _FakeRetrieval(PAPERS)
     history = [

@@ -531,11 +531,13 @@ class Reader:
         gain, n = word_gain(asked, a[0].paper, f[0].paper, self._idf())
         if gain >= c.switch_min_gain and n >= c.switch_min_words:
             # read alone; words that lean ("does it also …") are told that the paper followed lacks these, unless
-            # they describe or name another paper ("the work that …", "Topograph - what …": a switch). A name
-            # after the pronoun is what "it" is asked about ("does it support JAX?"), not what "it" is
+            # what comes before the pronoun names or describes the other paper ("Topograph - what …", "and the
+            # routing one: how big …"): a switch. What follows it is what "it" is asked about ("does it support JAX?")
             lacks = [w for w in content_words(asked) if w in a[0].paper.words and w not in f[0].paper.words]
-            named = any(own_name(a[0].paper, t) for t in named_terms(before_pronoun(asked)))
-            return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed and not named else ()
+            first = before_pronoun(asked)
+            named = any(own_name(a[0].paper, t) for t in named_terms(first))
+            switched = named or word_gain(first, a[0].paper, f[0].paper, self._idf())[0] >= c.switch_min_gain
+            return None, "alone", gain, (f[0].paper, tuple(lacks)) if pointed and not switched else ()
         if gain <= -c.follow_min_gain:
             return base, "follow-up", gain, ()
         return (base, "follow-up", gain, ()) if said else (None, "alone", gain, ())
