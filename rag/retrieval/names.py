@@ -108,8 +108,8 @@ _AFFIX = {
 def mentions(text: str, term: str) -> bool:
     """Whether `text` (flattened, lowercase) names `term`: as written, as its singular or plural
     ("llms" / "llm"), or, for an acronym, spelled out by the initials of consecutive words. A hyphen
-    may be a space or nothing ("fourier-transform" / "fourier transform"), and an affix after a
-    name ("ppo-based") asks only for the name."""
+    may be a space or nothing ("fourier-transform" / "fourier transform", "timemoe" / "time-moe"), and an
+    affix after a name ("ppo-based") asks only for the name."""
     if "-" in term.strip("-"):
         head, _, last = term.rpartition("-")
         if last in _AFFIX and head and mentions(text, head):
@@ -135,7 +135,8 @@ def _mentions(text: str, term: str) -> bool:
         forms.add(term[:-1])
     else:
         forms.add(term + "s")
-    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    # the text may hyphenate what the term runs together: "TimeMOE" / "Time-MoE"
+    alt = "|".join("-?".join(map(re.escape, f)) for f in sorted(forms, key=len, reverse=True))
     if re.search(rf"(?<![a-z0-9])(?:{alt})(?![a-z0-9])", text):
         return True
     acronym = initials_pattern(term[:-1] if term.endswith("s") and len(term) > 3 else term)
