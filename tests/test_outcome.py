@@ -131,6 +131,9 @@ def test_a_number_in_the_parts_best_sentence_answers_it_in_words_of_its_own():
     (part,) = out.parts
     assert part.signals["no_number"] == 0.0
     assert [e.text for e in part.quotes][-1].endswith("a 10x speed-up.")
+    # "how large" asks a measure, not about a "large" the abstract must hold: no asked thing goes uncovered
+    _, out = ask("How large are the FooNet experiments?")
+    assert out.parts[0].part.number == "large" and out.parts[0].signals["thing"] == 1.0
 
 
 def test_a_number_is_looked_for_next_to_what_is_counted():

@@ -220,7 +220,7 @@ def answer_part(
     words = asked_words(part.text, reading.terms)
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
     numbered = 1.0
-    thing = content_words(part.thing) - FRAME
+    thing = content_words(part.thing) - FRAME - HEADS  # "how large is it?" counts no thing
     if part.number:  # only a sentence stating a number near what is counted can answer it
         # "how many models": the counted noun, frame word or not ("how big is it": the part's words)
         near = content_words(part.number) - HEADS or words
