@@ -27,7 +27,11 @@ def test_named_terms_are_names_not_question_words():
         ("ppo-based", "we fine-tune with ppo on", True),
         ("ppo-based", "we fine-tune with dpo on", False),
         ("lean-star", "lean and star are unrelated here", False),
-        ("timemoe", "we introduce time-moe, a scalable", True),  # the text hyphenates what the term runs together
+        (
+            "timemoe",
+            "we introduce time-moe, a scalable",
+            True,
+        ),  # the text hyphenates what the term runs together
         ("timemoe", "time series and moe layers", False),
     ],
 )
