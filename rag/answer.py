@@ -27,7 +27,7 @@ from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
-from rag.shapes.lister import find
+from rag.shapes.lister import Listed, PaperList, find
 from rag.text import content_words, flatten
 from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
@@ -182,14 +182,19 @@ class Engine:
         reading = self.read(question, history, k, mode, filters)
         if task == "summarize":
             reading.shape = "summary"
-        if reading.shape == "summary":  # a topic of its own ("summarize all of X"), not the list shown
-            reading.entry, reading.over, reading.shown = None, (), ()
+        if reading.shape == "summary" and not reading.over:  # a topic of its own ("summarize all of X")
+            reading.entry, reading.shown = None, ()
         turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
         listed = None
         if reading.shape == "summary":
             from rag.shapes.summarize import summarize_stream
 
-            listed = find(self.retriever, s, reading.topic or reading.asked, reading.filters)
+            if reading.over:  # "summarize them" after a list: the papers listed, in its order
+                papers = self.retriever.bm25().papers
+                shown = [Listed(papers[i], "", 1.0) for i in reading.over if i in papers]
+                listed = PaperList(reading.topic, reading.filters, shown, found=len(shown))
+            else:
+                listed = find(self.retriever, s, reading.topic or reading.asked, reading.filters)
             if listed.papers:
                 yield from summarize_stream(turn, listed, top_k=top_k)
                 return

@@ -154,14 +154,28 @@ def test_summary_lines_name_their_papers_and_are_whole_sentences(seed_engine, fa
             assert CONTRIBUTION.search(c.quote)
 
 
-def test_a_summary_after_a_list_is_of_its_own_topic(seed_engine, fake_llm):
+@pytest.mark.parametrize("task", ["summarize", "answer"])
+def test_a_summary_after_a_list_is_of_its_own_topic(seed_engine, fake_llm, task):
     """ "all the papers on X" after a list is a new topic, not the list shown: its papers are the next list."""
     first = seed_engine.ask("Which papers are about reinforcement learning?")
     assert first.shape == "list" and first.as_turns()[1]["papers"]
-    ans = seed_engine.ask("Summarize all the papers on diffusion models", first.as_turns(), task="summarize")
+    ans = seed_engine.ask("Summarize all the papers on diffusion models", first.as_turns(), task=task)
     assert ans.shape == "summary" and not ans.follows_list
     assert ans.as_turns()[1]["papers"] == [c.paper_id for c in ans.citations]
     assert all("diffusion" in seed_engine.retriever.bm25().papers[c.paper_id].flat for c in ans.citations)
+
+
+@pytest.mark.parametrize(
+    ("question", "task"), [("Summarize them", "answer"), ("summarize", "answer"), ("them", "summarize")]
+)
+def test_a_summary_of_them_after_a_list_is_of_the_papers_listed(seed_engine, fake_llm, question, task):
+    """ "Summarize them", or "summarize" alone, after a list: the papers listed, in themes, and no other."""
+    first = seed_engine.ask("Which papers are about reinforcement learning?")
+    shown = first.as_turns()[1]["papers"]
+    ans = seed_engine.ask(question, first.as_turns(), task=task)
+    assert ans.shape == "summary" and not ans.refused and fake_llm.calls == []
+    assert sorted(c.paper_id for c in ans.citations) == sorted(shown)
+    assert ans.answer.startswith(f"The {len(shown)} papers listed")
 
 
 def test_a_summary_no_paper_is_wholly_about_gives_the_closest_or_the_one_refusal(seed_engine, fake_llm):

@@ -221,3 +221,20 @@ def test_a_comparison_names_its_items(question, items):
     from rag.reading.reader import compared
 
     assert compared(question) == items
+
+
+def test_a_bare_summary_reads_the_list_shown_or_the_paper_followed():
+    shown = [
+        {"role": "user", "content": "Which papers are about weather forecasting?"},
+        {"role": "assistant", "content": "…", "papers": ["b", "a"]},
+    ]
+    for q in ("Summarize them", "summarize", "give me a summary of these"):
+        r = _reader()(q, shown, _FakeRetrieval(PAPERS))
+        assert (r.shape, r.over, r.topic) == ("summary", ("b", "a"), "weather forecasting"), q
+    r = _reader()("Summarize the papers on cell microscopy", shown, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.over, r.topic) == ("summary", (), "cell microscopy")
+    # no list: "summarize it" is the paper the chat is on
+    r = _reader()(
+        "summarize it", [{"role": "user", "content": "What does FooNet do?"}], _FakeRetrieval(PAPERS)
+    )
+    assert r.shape == "explain" and r.base == "What does FooNet do?"

@@ -29,6 +29,7 @@ PAPER_NOUNS = frozenset(
 MANY_NOUNS = frozenset("papers works studies articles abstracts submissions publications".split())
 LIST_VERBS = frozenset("list find show name enumerate give".split())
 SUMMARY_HEADS = frozenset("summarize summarise summary overview recap".split())
+SUMMARY_WORDS = content_words(" ".join(SUMMARY_HEADS))  # their stems: a summary asked with no topic
 COMPARE_WORDS = frozenset("compare compared comparison contrast differ differs difference versus vs".split())
 PRONOUNS = frozenset("it its it's they them their theirs itself themselves he she his her".split())
 # "the method", "the authors": a weak definite that leans on the subject under discussion
@@ -303,12 +304,20 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
 
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
 SINGULAR = frozenset("it its it's itself".split())  # one paper
+LIST_PRONOUNS = frozenset("they them their these those".split())  # "summarize them", not "all papers on X"
 
 
 def refers_to_list(text: str) -> bool:
     """A question about several things already shown: "they", "these papers", "each of them"."""
     ws = words(text)
-    return bool(set(ws) & ({"they", "them", "their"} | PLURAL)) and not named_terms(text)
+    return bool(set(ws) & (LIST_PRONOUNS | PLURAL)) and not named_terms(text)
+
+
+def list_question(history: list[dict] | None) -> str:
+    """The user's question the last list answered ("" when there is none)."""
+    at = max((i for i, m in enumerate(history or []) if m.get("role") == "assistant"), default=-1)
+    asked = [m for m in (history or [])[:at] if m.get("role") == "user" and str(m.get("content", "")).strip()]
+    return without_venue(str(asked[-1]["content"])) if asked and listed(history) else ""
 
 
 def listed(history: list[dict] | None) -> list[str]:
@@ -452,7 +461,28 @@ class Reader:
                 entry=shown[k],
                 shown=tuple(shown),
             )
-        if shown and refers_to_list(asked):  # "what data do they use?": asked of every listed paper
+        kind, many = shape(asked)
+        bare = (
+            kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
+        )  # "summarize", "summarize it"
+        if shown and (bare or kind == "summary" and ws & LIST_PRONOUNS):
+            # "summarize them": the list just shown, under its question's topic
+            return Reading(
+                asked,
+                asked,
+                "summary",
+                True,
+                how="over the list",
+                filters=filters,
+                topic=topic(list_question(history) or asked),
+                over=tuple(shown),
+                shown=tuple(shown),
+            )
+        if bare:  # no list and no topic: the paper the chat is on
+            kind, many = "explain", False
+        if (
+            shown and refers_to_list(asked) and kind != "summary"
+        ):  # "what data do they use?": of every paper listed
             return Reading(
                 asked,
                 asked,
@@ -469,7 +499,6 @@ class Reader:
         hits: dict[str, list[Hit]] = {}
         key = (*key, filters.describe())
         base, how, gain, left = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
-        kind, many = shape(asked)
         if filters.author and not content_words(topic(asked)):  # "papers by NAME": that author's papers
             kind, many = "list", True
         return Reading(

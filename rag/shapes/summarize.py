@@ -40,6 +40,8 @@ def summarize_stream(turn: Turn, res: PaperList, *, top_k: int | None = None) ->
     yield Retrieved(turn.question, topic, "summary", hits)
     author = res.author.name if res.author is not None else None  # "summarize the papers by NAME"
     head = prompts.count_header(len(res.papers), len(order), res.complete, author).rstrip(":")
+    if turn.reading.over:  # the list just shown
+        head = f"The {len(order)} {'paper' if len(order) == 1 else 'papers'} listed"
     lines, sentences = [head + (f", in {len(groups)} themes:" if len(groups) > 1 else ":")], []
     for words, members in groups:
         if len(groups) > 1:
