@@ -32,7 +32,7 @@ BUSY_HINT = (
 )
 PLACEHOLDERS = {
     "answer": "Answer mode: ask about ICLR 2025 papers",
-    "summarize": "Summarize mode: name a topic to summarize",
+    "summarize": "Summarize mode: name a topic, or say “them” after a list",
 }
 
 
