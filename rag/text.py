@@ -131,8 +131,13 @@ def initials_pattern(term: str) -> re.Pattern | None:
     (linking words between the initials are skipped)."""
     if not (2 <= len(term) <= 6 and term.isalpha()):
         return None
-    # an initial starts a content word: "information beyond the matrix" spells no "IBM"
-    body = _LINKS.join(f"{_not_function_word(c)}{c}[a-z]*" for c in term)
+    # an initial starts a content word: "information beyond the matrix" spells no "IBM"; inside a
+    # hyphenated compound every part counts ("chain-of-thought" is "CoT", "out-of-distribution" "OOD"),
+    # but the name does not start inside one ("state-of-the-art rlhf" spells no "TAR")
+    first, part = "(?<!-)(?=[a-z]+-[a-z])", "(?:(?<=[a-z]-)|(?=[a-z]+-[a-z]))"
+    body = _LINKS.join(
+        f"(?:{_not_function_word(c)}|{first if i == 0 else part}){c}[a-z]*" for i, c in enumerate(term)
+    )
     return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
 
 

@@ -97,6 +97,13 @@ def test_sentence_spans_keep_abbreviations_together(text, parts):
         ("sam", "sharpness-aware minimization", True),
         ("ibm", "information beyond the matrix", False),  # a preposition stands for no letter
         ("ibm", "trained in both modes", False),
+        # inside a hyphenated compound a function word is a part of the name
+        ("cot", "chain-of-thought prompting", True),
+        ("ood", "detecting out-of-distribution inputs", True),
+        ("icl", "in-context learning", True),
+        ("sota", "state-of-the-art results", True),
+        ("ood", "out of distribution", False),
+        ("tar", "state-of-the-art rlhf", False),  # a name does not start inside a compound
     ],
 )
 def test_an_acronym_is_spelled_by_content_words(acronym, text, spelled):
