@@ -462,9 +462,8 @@ class Reader:
                 shown=tuple(shown),
             )
         kind, many = shape(asked)
-        bare = (
-            kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
-        )  # "summarize", "summarize it"
+        # "summarize", "summarize it": a summary that names no topic
+        bare = kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
         if shown and (bare or kind == "summary" and ws & LIST_PRONOUNS):
             # "summarize them": the list just shown, under its question's topic
             return Reading(
@@ -480,9 +479,8 @@ class Reader:
             )
         if bare:  # no list and no topic: the paper the chat is on
             kind, many = "explain", False
-        if (
-            shown and refers_to_list(asked) and kind != "summary"
-        ):  # "what data do they use?": of every paper listed
+        # "what data do they use?": asked of every listed paper
+        if shown and refers_to_list(asked) and kind != "summary":
             return Reading(
                 asked,
                 asked,
