@@ -42,6 +42,15 @@ CONTRIBUTION = re.compile(
     re.I,
 )
 
+
+def claim_rank(sentence: str) -> int:
+    """2 for a sentence stating the paper's contribution ("we propose …"), 1 for one where the authors
+    speak ("we establish …"), 0 for background ("X has attracted a lot of interest")."""
+    if CONTRIBUTION.search(sentence):
+        return 2
+    return int(any(w.lower() == "we" for w in WORD.findall(sentence)))
+
+
 # words every abstract uses, stopwords for matching but content words of names ("finite element method")
 PAPER_WORDS = frozenset(
     "paper papers abstract abstracts propose proposes proposed study work method approach also using use used uses new show shows".split()

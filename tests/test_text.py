@@ -6,6 +6,7 @@ import pytest
 from rag.text import (
     PAPER_WORDS,
     Spelling,
+    claim_rank,
     content_words,
     flatten,
     initials_pattern,
@@ -177,3 +178,17 @@ def test_unbraced_drops_only_the_braces_left_unmatched_outside_math():
     assert unbraced("generative tasks\\textblue{, with quality.") == "generative tasks, with quality."
     kept = "We use \\textbf{SRSA}, $\\{a\\}$ and $x^{2}$ in {both} cases."
     assert unbraced(kept) == kept
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rank"),
+    [
+        ("In this paper, we propose FooNet, a sparse transformer.", 2),
+        ("Here we develop Proteina, a flow-based generator.", 2),
+        ("Towards closing this gap, we establish an iteration complexity of order d/eps.", 1),
+        ("Improving our understanding of diffusion models has attracted a lot of interest.", 0),
+        ("Weather forecasting matters.", 0),  # "we" as a word, not a prefix
+    ],
+)
+def test_a_claim_is_ranked_above_background(sentence, rank):
+    assert claim_rank(sentence) == rank

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from rag.errors import UserError
 from rag.grounding.cite import Judge
 from rag.retrieval.filters import Filters, filters_from_question
-from rag.text import CONTRIBUTION, content_words, without_venue
+from rag.text import claim_rank, content_words, without_venue
 from rag.types import Hit, Paper
 
 FIELDS = ("decision", "area", "author")
@@ -161,10 +161,9 @@ SIMILAR = 20  # papers a `like:ID` topic lists
 
 
 def _said(p: Paper) -> str:
-    """The paper's first sentence stating its contribution, else its first: its line in a list that no topic
-    chose a sentence for."""
-    sents = p.sentence_texts
-    return next((x for x in sents if CONTRIBUTION.search(x)), sents[0])
+    """The paper's first sentence stating its contribution, else its first where the authors speak, else its
+    first: its line in a list that no topic chose a sentence for."""
+    return max(p.sentence_texts, key=claim_rank)
 
 
 def similar_list(retriever, paper_id: str, filters: Filters, k: int) -> PaperList:

@@ -19,7 +19,7 @@ from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quote_sentences
 from rag.grounding.turn import Turn
 from rag.shapes.lister import PaperList
-from rag.text import CONTRIBUTION, WORD, content_words, stem, stopwords
+from rag.text import WORD, claim_rank, content_words, stem, stopwords
 from rag.types import Hit, Retrieved
 
 
@@ -57,9 +57,10 @@ def summarize_stream(turn: Turn, res: PaperList, *, top_k: int | None = None) ->
 
 def contribution(evset: EvidenceSet, n: int):
     """A paper's sentence saying what it contributes ("we propose …") that is closest to the topic, else its
-    closest sentence: the lister already found the paper on the topic, so its contribution is the line."""
+    closest where the authors speak, else its closest: the lister already found the paper on the topic, so
+    its contribution is the line, not the background it starts from."""
     own = sorted((e for e in evset.every if e.paper_n == n), key=lambda e: -e.score)
-    return next((e for e in own if CONTRIBUTION.search(e.text)), own[0])
+    return max(own, key=lambda e: claim_rank(e.text))  # the first of the best rank: the closest
 
 
 def themes(evset: EvidenceSet, positions: list[int], topic: str, idf, g) -> list[tuple[list[str], list[int]]]:
