@@ -248,9 +248,6 @@ def answer_part(
         "score": match,
         "missing": min(sum(idf(w) for w in words if w not in have), 20.0),
         "elsewhere": min(sum(idf(w) for w in words if w not in have and w in others), 20.0),
-        # the rarest word its papers lack, against the part's rarest ("glioblastoma" asked of a cell paper)
-        "rarest": max([0.0] + [idf(w) for w in words if w not in have])
-        / max([1e-9] + [idf(w) for w in words]),
         "no_number": 1.0 - numbered,
         "which": float(reading.shape == "which"),
         "aspect": 0.0,
