@@ -230,54 +230,54 @@ class GroundingSettings(BaseModel):
     )
     refuse_model: dict[str, tuple[float, float, float]] = D(
         {
-            "relevance": (0.50305, 0.183, -0.24726),
-            "cosine": (0.56016, 0.13838, -0.31431),
-            "cover": (0.64565, 0.23045, -0.27445),
+            "relevance": (0.50768, 0.18105, -0.22817),
+            "cosine": (0.55601, 0.14115, -0.41842),
+            "cover": (0.65658, 0.22258, -0.26574),
         },
         "Nothing relevant: feature -> (mean, sd, weight) of a logistic model over the best evidence sentence's "
         "score, the best chunk cosine and the best paper's rarity-weighted share of the question's words "
-        "(`rag eval-fit` over the 18 question files of eval/data/; eval/results/outcome-fit). A name no abstract mentions "
+        "(`rag eval-fit` over the 21 question files of eval/data/; eval/results/outcome-refit-2026-12-07). A name no abstract mentions "
         "is a caveat, not a reason to refuse.",
     )
-    refuse_intercept: float = D(-0.08875, "Nothing relevant: the logistic model's intercept.")
+    refuse_intercept: float = D(-0.0911, "Nothing relevant: the logistic model's intercept.")
     refuse_bar: float = D(
-        0.75832,
+        0.77594,
         "Refuse when the model's probability (0-1) of nothing relevant reaches this (`rag eval-fit`).",
     )
     caveat_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cover": (0.61757, 0.30443, 0.19349),
-            "thing": (0.79845, 0.36051, -0.26941),
-            "score": (0.48293, 0.1927, -0.4439),
-            "no_number": (0.05269, 0.22341, 0.3687),
-            "which": (0.19135, 0.39336, -0.57518),
-            "aspect": (0.04215, 0.20094, 0.37232),
-            "gain": (0.02773, 0.04127, 0.56019),
+            "cover": (0.61857, 0.30693, 0.18005),
+            "thing": (0.81677, 0.34667, -0.31568),
+            "score": (0.48122, 0.19236, -0.44377),
+            "no_number": (0.05105, 0.22011, 0.34423),
+            "which": (0.18421, 0.38766, -0.58848),
+            "aspect": (0.04, 0.19596, 0.3651),
+            "gain": (0.02699, 0.0409, 0.56136),
         },
         "A part not stated: feature -> (mean, sd, weight) of a logistic model over a part's evidence "
         "(rag.grounding.outcome.answer_part: shares of its words and of the asked thing its papers hold, its best "
         "sentence's score, how much closer it comes to its paper without the words it lacks, ...) (`rag eval-fit`).",
     )
-    caveat_intercept: float = D(-0.20232, "A part not stated: the logistic model's intercept.")
+    caveat_intercept: float = D(-0.2052, "A part not stated: the logistic model's intercept.")
     caveat_bar: float = D(
-        0.73561,
+        0.73242,
         "A part gets a caveat when the model's probability (0-1) of not stated reaches this (`rag eval-fit`).",
     )
     which_caveat_model: dict[str, tuple[float, float, float]] = D(
         {
-            "cover": (0.56635, 0.28201, -1.28351),
-            "thing": (0.73617, 0.36816, 0.39473),
-            "score": (0.46826, 0.1762, 0.09062),
-            "missing": (11.79977, 7.28332, -0.72807),
-            "elsewhere": (4.98728, 5.51653, -1.16578),
-            "aspect": (0.21739, 0.41247, 1.17369),
+            "cover": (0.56718, 0.28219, -1.26012),
+            "thing": (0.74442, 0.36485, 0.38279),
+            "score": (0.47027, 0.17773, 0.08321),
+            "missing": (11.75681, 7.30647, -0.71027),
+            "elsewhere": (4.91502, 5.48254, -1.15612),
+            "aspect": (0.21714, 0.4123, 1.17527),
         },
         'A part of a "which paper" description its closest paper lacks: the caveat model of its own, over the '
         "same signals as `caveat_model` and whether the paper lacks an aspect of the description (`rag eval-fit`).",
     )
-    which_caveat_intercept: float = D(-0.87999, "A description's part not matched: the model's intercept.")
+    which_caveat_intercept: float = D(-0.87287, "A description's part not matched: the model's intercept.")
     which_caveat_bar: float = D(
-        0.72552,
+        0.72024,
         "A description's part gets a caveat when that model's probability reaches this (`rag eval-fit`).",
     )
     number_window: int = D(
