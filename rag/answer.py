@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from rag import prompts
 from rag.errors import UserError
@@ -19,7 +20,7 @@ from rag.index.index import Index
 from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
 from rag.reading.hygiene import check_question, is_instruction_only
-from rag.reading.reader import Reader, Reading, compared, words
+from rag.reading.reader import Reader, Reading, compared, user_turns, words
 from rag.retrieval.authors import FullNames
 from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import mentions, named_terms, own_name
@@ -211,6 +212,8 @@ class Engine:
             ]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
+        if reading.how == "alone" and reading.shape in ("explain", "which") and user_turns(history):
+            reading, hits = self._in_context(turn, hits, history, k, mode)
         if reading.shape == "compare":  # an item compared counts when the paper it finds names it as its own
             outright = words(reading.asked)[:1] in (["compare"], ["contrast"])  # or when asked outright
             first: dict[str, Hit] = {}
@@ -250,6 +253,29 @@ class Engine:
             yield from tables.compare(turn, chosen)
             return
         yield from self._explain(turn)
+
+    def _in_context(self, turn: Turn, hits: list[Hit], history, k: int, mode) -> tuple[Reading, list[Hit]]:
+        """A chat question that finds nothing relevant read alone ("so is the success down to ICL?") is asked
+        of the turn before, when that finds something: a hard refusal is for nothing relevant in the chat."""
+        reading = turn.reading
+        if not self._nothing_relevant(reading, hits):
+            return reading, hits
+
+        def retrieve(q: str, f) -> list[Hit]:
+            return self.retriever.retrieve(q, k, mode, filters=f)
+
+        leaned = self.reader.leaning(reading, history, retrieve, (k, mode))
+        found = retrieve(leaned.query, leaned.filters)
+        # the user's own words must find something in those papers: "what's a good bread recipe?" does not
+        if self._nothing_relevant(replace(leaned, query=leaned.asked, base=None), found):
+            return reading, hits
+        turn.reading = leaned
+        return leaned, found
+
+    def _nothing_relevant(self, reading: Reading, hits: list[Hit]) -> bool:
+        lexical, s = self.retriever.bm25(), self.settings
+        evset = self.evidence(reading.query, hits)
+        return decide(reading, evset, self.judge, lexical.idf, lexical.known, s).refused == NOTHING_RELEVANT
 
     def _explain(self, turn: Turn) -> Iterator:
         """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state

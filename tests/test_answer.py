@@ -329,6 +329,18 @@ def test_a_word_the_conference_writes_is_no_typo_in_a_small_index(seed_engine):
     assert lexical.typos(["samplers", "taken"]) == {}
 
 
+def test_a_chat_question_that_finds_nothing_alone_is_asked_of_the_turn_before(seed_engine):
+    """No pronoun leans here, and alone it finds nothing relevant; in the chat it is about the paper discussed.
+    A question about nothing in the chat is still refused."""
+    q = "so is the success down to ICL?"
+    assert seed_engine.ask(q).refused
+    first = seed_engine.ask("Tell me about the paper on zero-shot forecasting of chaotic systems.")
+    ans = seed_engine.ask(q, first.as_turns())
+    assert not ans.refused and ans.leaned_on
+    assert ans.citations and {c.paper_id for c in ans.citations} == {first.citations[0].paper_id}
+    assert seed_engine.ask("what's a good recipe for sourdough bread?", first.as_turns()).refused
+
+
 def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lacks(seed_engine):
     first = seed_engine.ask("What does EvoGen do?")
     ans = seed_engine.ask("Does it also work for vehicle routing problems?", first.as_turns())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
@@ -513,6 +513,17 @@ class Reader:
             gain=gain,
             left=left,
             hits=hits,
+        )
+
+    def leaning(
+        self, reading: Reading, history: list[dict] | None, retrieve: Retrieve, key: tuple = ()
+    ) -> Reading:
+        """The question read as a follow-up of the chat's last turn, however it was read."""
+        turns = user_turns(history)
+        f = reading.filters
+        base = self.query_of(turns[-1], turns[:-1], lambda q: retrieve(q, f), (*key, f.describe()))
+        return replace(
+            reading, query=f"{reading.asked} ({base})", base=base, how="follow-up", hits={}, left=()
         )
 
     def query_of(self, text: str, turns: list[str], retrieve: Retrieve, key: tuple) -> str:
