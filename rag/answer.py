@@ -14,7 +14,7 @@ from rag import prompts
 from rag.errors import UserError
 from rag.grounding.cite import Judge, bind, clean_claim
 from rag.grounding.evidence import EvidenceSet, blocks, quote_sentences, select
-from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, decide
+from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
 from rag.grounding.turn import Clock, Turn
 from rag.index.index import Index
 from rag.models.embedder import get_embedder
@@ -212,8 +212,9 @@ class Engine:
             ]
         if hits is None:
             hits = self.retriever.retrieve(reading.query, depth, mode, filters=reading.filters)
+        decided = None  # (evidence, outcome) of the reading and hits, when already found
         if reading.how == "alone" and reading.shape in ("explain", "which") and user_turns(history):
-            reading, hits = self._in_context(turn, hits, history, k, mode)
+            reading, hits, decided = self._in_context(turn, hits, history, k, mode)
         if reading.shape == "compare":  # an item compared counts when the paper it finds names it as its own
             outright = words(reading.asked)[:1] in (["compare"], ["contrast"])  # or when asked outright
             first: dict[str, Hit] = {}
@@ -233,9 +234,7 @@ class Engine:
         if is_instruction_only(question):
             yield turn.refusal(INSTRUCTION, [])
             return
-        evset = turn.select(reading.query, hits)
-        lexical = self.retriever.bm25()
-        outcome = turn.outcome = decide(reading, evset, self.judge, lexical.idf, lexical.known, s)
+        evset, outcome = turn.evidence, turn.outcome = decided or self._decide(reading, hits)
         clock.lap("evidence_s")
         if reading.over:
             yield from tables.per_paper(turn)
@@ -254,12 +253,16 @@ class Engine:
             return
         yield from self._explain(turn)
 
-    def _in_context(self, turn: Turn, hits: list[Hit], history, k: int, mode) -> tuple[Reading, list[Hit]]:
+    def _in_context(
+        self, turn: Turn, hits: list[Hit], history, k: int, mode
+    ) -> tuple[Reading, list[Hit], tuple[EvidenceSet, Outcome] | None]:
         """A chat question that finds nothing relevant read alone ("so is the success down to ICL?") is asked
-        of the turn before, when that finds something: a hard refusal is for nothing relevant in the chat."""
+        of the turn before, when that finds something: a hard refusal is for nothing relevant in the chat.
+        Returns the reading, its hits and, when it stays alone, its (evidence, outcome)."""
         reading = turn.reading
-        if not self._nothing_relevant(reading, hits):
-            return reading, hits
+        alone = self._decide(reading, hits)
+        if alone[1].refused != NOTHING_RELEVANT:
+            return reading, hits, alone
 
         def retrieve(q: str, f) -> list[Hit]:
             return self.retriever.retrieve(q, k, mode, filters=f)
@@ -267,15 +270,16 @@ class Engine:
         leaned = self.reader.leaning(reading, history, retrieve, (k, mode))
         found = retrieve(leaned.query, leaned.filters)
         # the user's own words must find something in those papers: "what's a good bread recipe?" does not
-        if self._nothing_relevant(replace(leaned, query=leaned.asked, base=None), found):
-            return reading, hits
+        if self._decide(replace(leaned, query=leaned.asked, base=None), found)[1].refused == NOTHING_RELEVANT:
+            return reading, hits, alone
         turn.reading = leaned
-        return leaned, found
+        return leaned, found, None
 
-    def _nothing_relevant(self, reading: Reading, hits: list[Hit]) -> bool:
-        lexical, s = self.retriever.bm25(), self.settings
+    def _decide(self, reading: Reading, hits: list[Hit]) -> tuple[EvidenceSet, Outcome]:
+        """The evidence sentences of the hits for the reading's query, and the outcome they decide."""
+        lexical = self.retriever.bm25()
         evset = self.evidence(reading.query, hits)
-        return decide(reading, evset, self.judge, lexical.idf, lexical.known, s).refused == NOTHING_RELEVANT
+        return evset, decide(reading, evset, self.judge, lexical.idf, lexical.known, self.settings)
 
     def _explain(self, turn: Turn) -> Iterator:
         """Each part answered by its best evidence sentences, quoted and cited; a part its papers don't state
