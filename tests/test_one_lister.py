@@ -57,6 +57,7 @@ def test_find_and_rag_list_give_the_same_list(
         ("Which papers are about reinforcement learning?", "reinforcement learning", {}),
         ("Which orals are about image generation?", "image generation", {"decision": "oral"}),
         ("List the accepted papers on language models", "language models", {"decision": "accepted"}),
+        ("Can you find papers that deal with reinforcement learning? Thanks!", "reinforcement learning", {}),
     ],
 )
 def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, topic, filters):

@@ -33,6 +33,21 @@ from rag.types import Hit, Paper
         # methods are asked of a paper: "what methods did they try", "what two methods does X propose"
         ("What methods did they try to make the images more engaging?", ("explain", False)),
         ("What two methods are proposed in 'Unified Discrete Representations'?", ("explain", False)),
+        # a request framed around its topic, however it is put
+        ("Can you list papers on model merging?", ("list", True)),
+        ("I'm looking for papers about weather forecasting.", ("list", True)),
+        ("TTS papers?", ("list", True)),
+        ("nl2sql / text2sql papers - can you list them?", ("list", True)),
+        ("anything on time series anomaly detection? list them", ("list", True)),
+        ("looking for the paper that adapts conformal inference to segmentation masks", ("which", False)),
+        ("any paper on federated learning under relaxed smoothness?", ("which", False)),
+        ("Can you show me the results of FooNet?", ("explain", False)),
+        ("Can you summarize the paper on shuffled differential privacy?", ("explain", False)),
+        ("Could you pull up papers on causal discovery?", ("list", True)),
+        ("Got anything on offline RL? Just need the list.", ("list", True)),
+        # one of some papers: no list
+        ("Which of the LLM benchmark papers relies on GPT-4 as a judge?", ("explain", False)),
+        ("Among the RL papers here, which one learns from explanations?", ("explain", False)),
     ],
 )
 def test_shape(question, expected):
@@ -81,6 +96,31 @@ def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
         topic("Summarize the robotics and embodied-agent papers in this collection")
         == "robotics and embodied-agent"
     )
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Which papers deal with reinforcement learning? Give me a list.", "reinforcement learning"),
+        ("Can you list all the papers related to speculative decoding?", "speculative decoding"),
+        (
+            "I'm looking for work focusing on diffusion models for robotics. Thanks!",
+            "diffusion models for robotics",
+        ),
+        ("KAN papers? (Kolmogorov-Arnold networks)", "KAN Kolmogorov-Arnold networks"),
+        ("hallucination in VLMs - what papers are there?", "hallucination in VLMs"),
+        ("What's the list of papers working on graph neural networks?", "graph neural networks"),
+        ("I want the papers about reward models for RLHF.", "reward models for RLHF"),
+        # a verb with no particle may be the topic's own ("decode"); "the paper studies X": "studies" is a verb
+        ("Which papers decode speech from brain activity?", "decode speech from brain activity"),
+        (
+            "Which paper studies speech recognition for low-resource languages?",
+            "speech recognition for low-resource languages",
+        ),
+    ],
+)
+def test_topic_drops_a_request_frame_its_verb_and_sentences_that_only_ask(question, expected):
+    assert topic(question) == expected
 
 
 def test_pointers_switches_and_leaning_words():

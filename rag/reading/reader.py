@@ -134,6 +134,68 @@ class Reading:
 
 
 # ------------------------------------------------------------------ shape
+# how a request for papers is framed around its topic: "Can you list papers on …", "I'm looking for work that
+# uses …", "Is there any paper on …", "… - what papers are there?"
+REQUEST = frozenset("you i i'm im am looking searching seeking please anything something list them".split())
+_ASKS = LIST_VERBS | {
+    "looking",
+    "searching",
+    "seeking",
+    "any",
+    "anything",
+}  # a request for papers, not a summary
+_MASS = frozenset("work works research".split())  # "any work on X": papers, however many
+_PLAIN_MANY = MANY_NOUNS - {"works", "studies"}  # never a verb ("the paper studies X")
+_SELECT = frozenset("one ones among both either two three".split())  # one of some papers is asked for
+_AFTER_NOUN = frozenset("on about regarding that which where".split())  # "papers on X", "papers that …"
+FRAME = WH | AUX | PAPER_NOUNS | MANY_NOUNS | LIST_VERBS | SUMMARY_HEADS | OPENERS | COURTESY | REQUEST
+FRAME |= {"there", "any", "me", "some", "the", "a", "an", "recent", "all", "of", "on", "about", "that", "for"}
+FRAME |= {"many", "overview", "summary", "in", "this", "these", "collection", "here", "where"}
+_PARTICLES = frozenset("with on to at into about upon".split())  # "deal with", "focus on", "look into"
+# what closes a question about the indexed papers rather than saying what they are about
+TAIL = PAPER_NOUNS | {"in", "this", "these", "the", "collection", "here"}
+
+
+def segments(text: str) -> list[str]:
+    """The message's sentences and dash-set asides ("X - which papers?", "… RL? Give me a list.")."""
+    out, start = [], 0
+    for i, ch in enumerate(text):
+        after = text[i + 1 : i + 3]
+        if (
+            ch in "?!;—–"
+            or ch == "."
+            and (not after or after[0] == " " and after[1:2].isupper())
+            or ch == "-"
+            and text[i - 1 : i] == " "
+            and after[:1] == " "
+        ):
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [x for x in out if _WORD.search(x)]
+
+
+def _lead(ws: list[str]) -> int:
+    """How many of the words frame the request ("can you list papers on")."""
+    i = 0
+    while i < len(ws) and ws[i] in FRAME:
+        i += 1
+    return i
+
+
+def _phrasal(low: list[str], i: int) -> bool:
+    """Right after "papers (that)" or "any work" comes a verb; one with a particle ("… that deal with X", "…
+    focusing on X") frames the topic. Another verb is kept: "papers that decode speech from brain activity"."""
+    j = i - 1 - (i > 1 and low[i - 1] in ("that", "which", "who", "where"))
+    return (
+        i > 0
+        and low[j] in MANY_NOUNS | _MASS
+        and (j == 0 or low[j - 1] not in PAPER_NOUNS)  # "the paper studies X": "studies" is the verb
+        and len(low) - i > 2
+        and low[i + 1] in _PARTICLES
+    )
+
+
 def shape(text: str) -> tuple[str, bool]:
     """(shape, many): "summary", "list" (papers identified, `many` when several are asked for), "which"
     (one paper asked for), "compare" or "explain"."""
@@ -158,32 +220,48 @@ def shape(text: str) -> tuple[str, bool]:
             return "which", False
     if ws[:1] and ws[0] in MANY_NOUNS and ws[1:2] and ws[1] in ("on", "about", "that", "using", "by"):
         return "list", True
+    # a request framed around the topic: "can you find papers …", "I'm looking for the paper …", "X papers?",
+    # "X - what papers are there?", "anything on X? list them"
+    lead = ws[: _lead(ws)]
+    noun = next((x for x in lead if x in PAPER_NOUNS), None)
+    if noun and set(lead) & _ASKS and not set(lead) & SUMMARY_HEADS:
+        return ("list", True) if noun in MANY_NOUNS or noun in _MASS and "any" in lead else ("which", False)
+    # papers asked for anywhere ("X papers?", "could you pull up papers on X", "anything on X? list them"),
+    # unless one of some papers is asked for ("which of the RL papers …", "among them, which one …")
+    if set(ws) & (_PLAIN_MANY | {"list"}) and not set(ws) & _SELECT and ws[:2] != ["which", "of"]:
+        return "list", True
     if set(ws) & COMPARE_WORDS or ("between" in ws and "and" in ws):
         return "compare", False
     return "explain", False
 
 
-# what closes a question about the indexed papers rather than saying what they are about
-TAIL = PAPER_NOUNS | {"in", "this", "these", "the", "collection", "here"}
-
-
 def topic(text: str) -> str:
     """What a list, "which paper" or summary question describes: its words after the frame ("Which recent
-    papers", "Is there any work", "Summarize") and without a closing verb of what papers said."""
-    ws = _WORD.findall(text)
-    low = words(text)
-    frame = WH | AUX | PAPER_NOUNS | MANY_NOUNS | LIST_VERBS | SUMMARY_HEADS | OPENERS
-    frame |= {"there", "any", "me", "some", "the", "a", "an", "recent", "all", "of", "on", "about", "that"}
-    frame |= {"many", "give", "overview", "summary", "in", "this", "these", "collection", "here"}
-    i = 0
-    while i < len(low) - 1 and low[i] in frame:
-        i += 1
-    end = len(low)
-    if end - i > 1 and low[-1] in SAID_VERBS and set(low[:i]) & AUX:
-        end -= 1
-    while end - i > 1 and low[end - 1] in TAIL:  # "… diffusion models in this collection", "… papers here"
-        end -= 1
-    return " ".join(ws[i:end]) if i < end else text.strip(" ?.!")
+    papers", "Is there any work", "Can you list papers that deal with"), without a closing verb of what papers
+    said, and without the sentences that only frame the request ("Give me a list.")."""
+    out = []
+    for seg in segments(text):
+        ws, low = _WORD.findall(seg), words(seg)
+        i = _lead(low)
+        if i == len(low):
+            continue  # "Give me a list", "what papers are there", "Thanks!"
+        # the request's own words before its noun: "could you pull up papers on X", "I need a list of papers on X"
+        k = next((j for j in range(i, len(low) - 2) if low[j] in _PLAIN_MANY), None)
+        if not out and k is not None and (low[k + 1] in _AFTER_NOUN or _phrasal(low, k + 1)):
+            i = k + 1 + (low[k + 1] in _AFTER_NOUN)
+        if out:
+            i = 0  # a later sentence keeps its words: "KAN papers? (Kolmogorov-Arnold networks)"
+        elif _phrasal(low, i):
+            i += 2
+        end = len(low)
+        if end - i > 1 and low[-1] in SAID_VERBS and set(low[:i]) & AUX:
+            end -= 1
+        while (
+            end - i > 1 and low[end - 1] in TAIL
+        ):  # "… diffusion models in this collection", "… papers here"
+            end -= 1
+        out.append(" ".join(ws[i:end]))
+    return " ".join(out) if out else text.strip(" ?.!")
 
 
 # ------------------------------------------------------------------ parts
