@@ -38,6 +38,7 @@ def typo_line(typed: str, meant: str) -> str:
 
 
 NO_LIST_HEADER = "No indexed paper is about all of it; the closest:"
+NO_PICK = "None of the {n} papers listed says “{what}” in its abstract."
 
 
 def no_list_line(topic: str, lacking: list[str]) -> str:

@@ -90,3 +90,21 @@ def test_the_users_examples_are_no_part_of_what_a_paper_must_cover():
     from rag.grounding.gaps import to_cover
 
     assert to_cover("Which papers align modalities (e.g., audio-image and image-text)?") == "align modalities"
+
+
+def test_which_of_them_keeps_the_listed_papers_the_lister_finds_about_it(seed_engine):
+    """ "Which of them is about X (, and what …)?" after a list: the listed papers the one lister finds on X,
+    each answered for the rest of the question; none found is said in a caveat, not a table of every paper."""
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    history = first.as_turns()
+    listed = history[-1]["papers"]
+    ans = seed_engine.ask("Which of them is about cells, and what data do they use?", history)
+    assert ans.shape == "per_paper" and ans.table is not None
+    rows = [ans.retrieved[n - 1].paper.paper_id for n, _ in ans.table.rows]
+    assert set(rows) < set(listed) and ans.table.columns == ["what data do they use"]
+    assert any(ans.retrieved[n - 1].paper.title.startswith("MorphoDiff") for n, _ in ans.table.rows)
+    for n, (cell,) in ans.table.rows:
+        assert cell is None or cell in ans.retrieved[n - 1].paper.text
+    ans = seed_engine.ask("Which of them is about music?", history)
+    assert ans.table is None and not ans.citations
+    assert [c.code for c in ans.caveats] == ["not_stated"] and "music" in ans.answer

@@ -380,6 +380,7 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
     )
 
 
+PICK = "picked from the list"  # "which of them is about biology (, and what data do they use)?"
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
 SINGULAR = frozenset("it its it's itself".split())  # one paper
 LIST_PRONOUNS = frozenset("they them their these those".split())  # "summarize them", not "all papers on X"
@@ -559,12 +560,17 @@ class Reader:
             kind, many = "explain", False
         # "what data do they use?": asked of every listed paper
         if shown and refers_to_list(asked) and kind != "summary":
+            pick = _without_openers(words(asked))[:2] in (
+                ["which", "of"],
+                ["which", "one"],
+                ["which", "ones"],
+            )
             return Reading(
                 asked,
                 asked,
                 "per_paper",
                 True,
-                how="over the list",
+                how=PICK if pick else "over the list",
                 terms=tuple(sorted(named_terms(asked))),
                 parts=parts(asked),
                 filters=filters,

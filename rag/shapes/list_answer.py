@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from rag import prompts
 from rag.grounding.evidence import quote_sentences
 from rag.grounding.turn import Turn
-from rag.shapes.lister import PaperList, find
+from rag.shapes.lister import Listed, PaperList, find
 from rag.text import unbraced
 from rag.types import Caveat, Hit, Sentence
 
@@ -41,18 +41,18 @@ def _listed(res, turn: Turn, limit: int) -> Iterator:
     author = res.author.name if res.author is not None else None
     header = prompts.count_header(len(res.papers), len(first), res.complete, author)
     hits = [Hit(x.paper, x.score) for x in first]
-    sentences = []
-    for n, x in enumerate(first, start=1):
-        a = x.paper.text.find(x.quote)
-        span = [(n, a, a + len(x.quote))] if a >= 0 else []
-        sentences.append(
-            Sentence(
-                f"{x.paper.label}: {unbraced(x.quote.strip())}", [n], True, round(x.score, 4), True, span
-            )
-        )
+    sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=1)]
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
     yield turn.answer(sentences, hits, text=_text(header, sentences), listed=len(res.papers))
+
+
+def listed_sentence(x: Listed, n: int, label: str | None = None) -> Sentence:
+    """A listed paper's quote as answer sentence `n` ("Title: quote" with `label`), cited at its offsets."""
+    a = x.paper.text.find(x.quote)
+    span = [(n, a, a + len(x.quote))] if a >= 0 else []
+    text = unbraced(x.quote.strip())
+    return Sentence(f"{label}: {text}" if label else text, [n], True, round(x.score, 4), True, span)
 
 
 def _text(header: str, sentences: list[Sentence]) -> str:

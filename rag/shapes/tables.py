@@ -8,12 +8,15 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quoted
 from rag.grounding.outcome import answer_part
 from rag.grounding.turn import Turn
-from rag.reading.reader import Part
+from rag.reading.reader import PICK, Part, topic
+from rag.shapes.list_answer import listed_sentence
+from rag.shapes.lister import find
 from rag.text import CONTRIBUTION
-from rag.types import Table
+from rag.types import Caveat, Table
 
 # what each compare column asks of an abstract, scored like a question against its sentences
 COLUMNS = {
@@ -37,21 +40,49 @@ def _render(table: Table, evset: EvidenceSet) -> str:
 def per_paper(turn: Turn) -> Iterator:
     """The question answered for each paper of the list it follows: one row each, the paper's best sentence
     for it, or "not stated in the abstract" where the part's caveat model says the paper doesn't state it
-    (rag.outcome.answer_part, the same decision as for any question's part)."""
+    (rag.outcome.answer_part, the same decision as for any question's part). "Which of them is about X (, and
+    what data do they use)?" keeps the papers whose abstract states X, by the same decision, and answers the
+    rest of the question for those."""
     reading, evset = turn.reading, turn.evidence
-    part = reading.parts[0] if reading.parts else Part(reading.asked)
+    asked = list(reading.parts) or [Part(reading.asked)]
     lexical = turn.retriever.bm25()
-    rows, sentences = [], []
-    for n in range(1, len(evset.hits) + 1):
+
+    def best(part: Part, n: int):
         pa = answer_part(part, reading, evset, [n], turn.judge, lexical.idf, turn.settings, lexical.known)
-        if pa.caveat is not None or not pa.quotes:
-            rows.append((n, [None]))
-            continue
-        best = pa.quotes[0]
-        sentences.append(quoted(best))
-        rows.append((n, [sentences[-1].text]))
-    table = Table([reading.asked], rows)
-    text = _render(table, evset)
+        return quoted(pa.quotes[0]) if pa.caveat is None and pa.quotes else None
+
+    papers = list(range(1, len(evset.hits) + 1))
+    if reading.how == PICK:  # the listed papers the one lister finds about it, with the sentence showing it
+        what = topic(asked.pop(0).text)
+        on = {x.paper.paper_id: x for x in find(turn.retriever, turn.settings, what).papers}
+        picked = {
+            n: on[evset.hits[n - 1].paper.paper_id] for n in papers if evset.hits[n - 1].paper.paper_id in on
+        }
+        if not picked:
+            turn.outcome.caveats.append(
+                Caveat("not_stated", prompts.NO_PICK.format(n=len(papers), what=what), 0)
+            )
+            yield from turn.outcome.caveats
+            yield turn.answer([], text=turn.outcome.caveats[-1].text)
+            return
+        papers = list(picked)
+        if not asked:  # "which of them is about biology?": the sentence that shows it
+            cells = [listed_sentence(picked[n], n) for n in papers]
+            yield from _table(
+                turn, [what], [(n, [c.text]) for n, c in zip(papers, cells, strict=True)], cells
+            )
+            return
+    rows, sentences = [], []
+    for n in papers:
+        cell = best(asked[0], n)
+        rows.append((n, [cell.text if cell else None]))
+        sentences += [cell] if cell else []
+    yield from _table(turn, [asked[0].text if reading.how == PICK else reading.asked], rows, sentences)
+
+
+def _table(turn: Turn, columns: list[str], rows, sentences) -> Iterator:
+    table = Table(columns, rows)
+    text = _render(table, turn.evidence)
     yield text
     yield turn.answer(sentences, text=text, table=table)
 
@@ -79,7 +110,4 @@ def compare(turn: Turn, positions: list[int]) -> Iterator:
             cells[c], used = quoted(own[i]).text, used | {i}
         rows.append((n, cells))
         sentences += [quoted(own[i]) for i in sorted(used)]
-    table = Table(names, rows)
-    text = _render(table, evset)
-    yield text
-    yield turn.answer(sentences, text=text, table=table)
+    yield from _table(turn, names, rows, sentences)
