@@ -15,7 +15,7 @@ from rag.grounding.turn import Turn
 from rag.reading.reader import PICK, Part, topic
 from rag.shapes.list_answer import listed_sentence
 from rag.shapes.lister import find
-from rag.text import CONTRIBUTION
+from rag.text import CONTRIBUTION, content_words
 from rag.types import Caveat, Table
 
 # what each compare column asks of an abstract, scored like a question against its sentences
@@ -54,7 +54,12 @@ def per_paper(turn: Turn) -> Iterator:
     papers = list(range(1, len(evset.hits) + 1))
     if reading.how == PICK:  # the listed papers the one lister finds about it, with the sentence showing it
         what = topic(asked.pop(0).text)
-        on = {x.paper.paper_id: x for x in find(turn.retriever, turn.settings, what).papers}
+        # and that say it: on a small index the lister's bar lets in papers that never use a word of it
+        on = {
+            x.paper.paper_id: x
+            for x in find(turn.retriever, turn.settings, what).papers
+            if content_words(what) & content_words(f"{x.paper.title} {x.paper.text}")
+        }
         picked = {
             n: on[evset.hits[n - 1].paper.paper_id] for n in papers if evset.hits[n - 1].paper.paper_id in on
         }
