@@ -4,7 +4,18 @@ from types import SimpleNamespace
 
 import pytest
 
-from rag.reading.reader import Reader, leans, number_asked, parts, pointer, shape, states_switch, topic, words
+from rag.reading.reader import (
+    Reader,
+    leans,
+    number_asked,
+    parts,
+    picked_by,
+    pointer,
+    shape,
+    states_switch,
+    topic,
+    words,
+)
 from rag.retrieval.filters import Filters
 from rag.types import Hit, Paper
 
@@ -44,7 +55,12 @@ from rag.types import Hit, Paper
         ("Can you show me the results of FooNet?", ("explain", False)),
         ("Can you summarize the paper on shuffled differential privacy?", ("explain", False)),
         ("Could you pull up papers on causal discovery?", ("list", True)),
-        ("Got anything on offline RL? Just need the list.", ("list", True)),
+        ("Got anything on offline RL? list please", ("list", True)),
+        # "list" and "papers" of one paper, and a comparison with papers: no list
+        ("Can you list the datasets used in FooNet?", ("explain", False)),
+        ("Does the paper cite other papers on RL?", ("explain", False)),
+        ("How does it differ from papers that use RLHF?", ("compare", False)),
+        ("I'm looking for work focusing on diffusion models for robotics.", ("list", True)),
         # one of some papers: no list
         ("Which of the LLM benchmark papers relies on GPT-4 as a judge?", ("explain", False)),
         ("Among the RL papers here, which one learns from explanations?", ("explain", False)),
@@ -111,6 +127,16 @@ def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
         ("hallucination in VLMs - what papers are there?", "hallucination in VLMs"),
         ("What's the list of papers working on graph neural networks?", "graph neural networks"),
         ("I want the papers about reward models for RLHF.", "reward models for RLHF"),
+        ("papers on chain-of-thought. What's out there?", "chain-of-thought"),
+        (
+            "grokking papers? (generalization long after overfitting)",
+            "grokking generalization long after overfitting",
+        ),
+        (
+            "Can you list methods for detecting AI-written papers on arXiv?",
+            "methods for detecting AI-written papers on arXiv",
+        ),
+        ("List the papers", "papers"),  # "… by NAME": the author's papers, no topic
         # a verb with no particle may be the topic's own ("decode"); "the paper studies X": "studies" is a verb
         ("Which papers decode speech from brain activity?", "decode speech from brain activity"),
         (
@@ -278,3 +304,11 @@ def test_a_bare_summary_reads_the_list_shown_or_the_paper_followed():
         "summarize it", [{"role": "user", "content": "What does FooNet do?"}], _FakeRetrieval(PAPERS)
     )
     assert r.shape == "explain" and r.base == "What does FooNet do?"
+
+
+def test_which_of_them_picks_by_what_follows_and_ranking_them_is_no_pick():
+    assert picked_by("Which of them is about cells") == "cells"
+    assert picked_by("OK, which one of these papers deals with RL") == "RL"
+    assert picked_by("Which of them has the highest accuracy") is None  # ranks them: every paper's row
+    assert picked_by("Which of them is best on ImageNet") is None
+    assert picked_by("What data do they use") is None

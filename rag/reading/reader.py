@@ -108,7 +108,7 @@ class Reading:
     shape: str  # explain | which | list | compare | summary
     many: bool = False  # a list asks for several papers
     base: str | None = None  # the earlier turn's standalone query this leans on
-    how: str = "alone"  # alone | follow-up | points back | stated switch
+    how: str = "alone"  # alone | follow-up | points back | stated switch | over the list | list entry | PICK
     terms: tuple[str, ...] = ()  # what the user's words name ("celcomen", "scannet")
     parts: tuple[Part, ...] = ()
     filters: Filters = field(default_factory=Filters)
@@ -134,24 +134,44 @@ class Reading:
 
 
 # ------------------------------------------------------------------ shape
-# how a request for papers is framed around its topic: "Can you list papers on …", "I'm looking for work that
-# uses …", "Is there any paper on …", "… - what papers are there?"
+# The words that frame a request for papers around its topic ("Can you list papers on …", "I'm looking for work
+# that …", "Is there any paper on …", "… - what papers are there?"): none of them is what the papers are about.
 REQUEST = frozenset("you i i'm im am looking searching seeking please anything something list them".split())
+FRAME = (
+    WH
+    | AUX
+    | PAPER_NOUNS
+    | MANY_NOUNS
+    | LIST_VERBS
+    | SUMMARY_HEADS
+    | OPENERS
+    | COURTESY
+    | REQUEST
+    | {
+        *"there any me some the a an recent all many of on about that for in this these collection here where".split(),
+        *"overview summary".split(),
+    }
+)
 _ASKS = LIST_VERBS | {
     "looking",
     "searching",
     "seeking",
     "any",
     "anything",
-}  # a request for papers, not a summary
-_MASS = frozenset("work works research".split())  # "any work on X": papers, however many
-_PLAIN_MANY = MANY_NOUNS - {"works", "studies"}  # never a verb ("the paper studies X")
+}  # asks for papers (a summary doesn't)
+_MASS = frozenset(
+    "work works research".split()
+)  # "any work on X", "looking for work on X": however many papers
+_PLAIN_MANY = MANY_NOUNS - {"works", "studies"}  # plural nouns that are never a verb ("the paper studies X")
 _SELECT = frozenset("one ones among both either two three".split())  # one of some papers is asked for
-_AFTER_NOUN = frozenset("on about regarding that which where".split())  # "papers on X", "papers that …"
-FRAME = WH | AUX | PAPER_NOUNS | MANY_NOUNS | LIST_VERBS | SUMMARY_HEADS | OPENERS | COURTESY | REQUEST
-FRAME |= {"there", "any", "me", "some", "the", "a", "an", "recent", "all", "of", "on", "about", "that", "for"}
-FRAME |= {"many", "overview", "summary", "in", "this", "these", "collection", "here", "where"}
+_ONE_PAPER = frozenset(
+    "paper it its this".split()
+)  # "does the paper list …", "papers that cite it": one paper
+_RELATIVE = frozenset("that which who where".split())
+_AFTER_NOUN = frozenset("on about regarding".split()) | _RELATIVE  # "papers on X", "papers that …"
 _PARTICLES = frozenset("with on to at into about upon".split())  # "deal with", "focus on", "look into"
+# a preposition before the paper noun: the noun is part of the topic ("methods that improve over papers on X")
+_PREPOSITIONS = _PARTICLES | frozenset("over from in than by for against like across".split())
 # what closes a question about the indexed papers rather than saying what they are about
 TAIL = PAPER_NOUNS | {"in", "this", "these", "the", "collection", "here"}
 
@@ -161,14 +181,9 @@ def segments(text: str) -> list[str]:
     out, start = [], 0
     for i, ch in enumerate(text):
         after = text[i + 1 : i + 3]
-        if (
-            ch in "?!;—–"
-            or ch == "."
-            and (not after or after[0] == " " and after[1:2].isupper())
-            or ch == "-"
-            and text[i - 1 : i] == " "
-            and after[:1] == " "
-        ):
+        sentence_end = ch == "." and (not after or (after[0] == " " and after[1:2].isupper()))  # not "e.g. x"
+        dash = ch == "-" and text[i - 1 : i] == " " and after[:1] in (" ", "-")  # " - " or " -- "
+        if ch in "?!;—–" or sentence_end or dash:
             out.append(text[start:i])
             start = i + 1
     out.append(text[start:])
@@ -186,14 +201,26 @@ def _lead(ws: list[str]) -> int:
 def _phrasal(low: list[str], i: int) -> bool:
     """Right after "papers (that)" or "any work" comes a verb; one with a particle ("… that deal with X", "…
     focusing on X") frames the topic. Another verb is kept: "papers that decode speech from brain activity"."""
-    j = i - 1 - (i > 1 and low[i - 1] in ("that", "which", "who", "where"))
+    if i < 1 or len(low) - i <= 2:
+        return False
+    noun = i - 2 if i > 1 and low[i - 1] in _RELATIVE else i - 1
     return (
-        i > 0
-        and low[j] in MANY_NOUNS | _MASS
-        and (j == 0 or low[j - 1] not in PAPER_NOUNS)  # "the paper studies X": "studies" is the verb
-        and len(low) - i > 2
+        low[noun] in MANY_NOUNS | _MASS
+        and (noun == 0 or low[noun - 1] not in PAPER_NOUNS)  # "the paper studies X": "studies" is the verb
         and low[i + 1] in _PARTICLES
     )
+
+
+def _request_words(low: list[str], lead: int) -> int | None:
+    """Where the topic starts after a request's own words and its paper noun ("could you pull up papers on X",
+    "I need a list of papers on X"), or None: a few words with no preposition, then "papers on/that/…" or
+    "papers VERB on"."""
+    at = next((j for j in range(lead, min(lead + 5, len(low) - 2)) if low[j] in _PLAIN_MANY), None)
+    if at is None or set(low[lead:at]) & _PREPOSITIONS:  # "methods for detecting AI-written papers on arXiv"
+        return None
+    if low[at + 1] in _AFTER_NOUN:
+        return at + 2
+    return at + 3 if _phrasal(low, at + 1) else None  # "papers working on X"
 
 
 def shape(text: str) -> tuple[str, bool]:
@@ -220,48 +247,56 @@ def shape(text: str) -> tuple[str, bool]:
             return "which", False
     if ws[:1] and ws[0] in MANY_NOUNS and ws[1:2] and ws[1] in ("on", "about", "that", "using", "by"):
         return "list", True
-    # a request framed around the topic: "can you find papers …", "I'm looking for the paper …", "X papers?",
-    # "X - what papers are there?", "anything on X? list them"
+    # a request framed around the topic: "can you find papers …", "I'm looking for the paper …", "any work on …"
     lead = ws[: _lead(ws)]
-    noun = next((x for x in lead if x in PAPER_NOUNS), None)
-    if noun and set(lead) & _ASKS and not set(lead) & SUMMARY_HEADS:
-        return ("list", True) if noun in MANY_NOUNS or noun in _MASS and "any" in lead else ("which", False)
-    # papers asked for anywhere ("X papers?", "could you pull up papers on X", "anything on X? list them"),
-    # unless one of some papers is asked for ("which of the RL papers …", "among them, which one …")
-    if set(ws) & (_PLAIN_MANY | {"list"}) and not set(ws) & _SELECT and ws[:2] != ["which", "of"]:
-        return "list", True
+    at = next((j for j, x in enumerate(lead) if x in PAPER_NOUNS), None)
+    if at is not None and set(lead) & _ASKS and not set(lead) & SUMMARY_HEADS:
+        noun, one = lead[at], at and lead[at - 1] in ("the", "a", "this", "that")  # "the work that …": one
+        return ("list", True) if noun in MANY_NOUNS or noun in _MASS and not one else ("which", False)
     if set(ws) & COMPARE_WORDS or ("between" in ws and "and" in ws):
         return "compare", False
+    # papers asked for elsewhere ("X papers?", "could you pull up papers on X", "anything on X? list them"),
+    # unless one paper is the subject ("does the paper cite papers on X") or one of some is asked for ("which
+    # of the RL papers …", "among them, which one …")
+    listed = any(_lead(low) == len(low) and "list" in low for low in map(words, segments(text)))
+    if (
+        (set(ws) & _PLAIN_MANY or listed)
+        and not set(ws) & (_SELECT | _ONE_PAPER)
+        and ws[:2] != ["which", "of"]
+    ):
+        return "list", True
     return "explain", False
 
 
 def topic(text: str) -> str:
     """What a list, "which paper" or summary question describes: its words after the frame ("Which recent
     papers", "Is there any work", "Can you list papers that deal with"), without a closing verb of what papers
-    said, and without the sentences that only frame the request ("Give me a list.")."""
+    said. A later sentence that only frames the request or asks a question of its own ("Give me a list.",
+    "What's out there?", "What data do they use?") is no part of it; one that glosses it is ("(Kolmogorov-Arnold
+    networks)")."""
     out = []
     for seg in segments(text):
-        ws, low = _WORD.findall(seg), words(seg)
-        i = _lead(low)
-        if i == len(low):
-            continue  # "Give me a list", "what papers are there", "Thanks!"
-        # the request's own words before its noun: "could you pull up papers on X", "I need a list of papers on X"
-        k = next((j for j in range(i, len(low) - 2) if low[j] in _PLAIN_MANY), None)
-        if not out and k is not None and (low[k + 1] in _AFTER_NOUN or _phrasal(low, k + 1)):
-            i = k + 1 + (low[k + 1] in _AFTER_NOUN)
+        low = words(seg)
+        if _lead(low) == len(low) or out and low[0].split("'")[0] in WH | AUX | {"any"}:
+            continue
+        ws, start = _WORD.findall(seg), _lead(low)
         if out:
-            i = 0  # a later sentence keeps its words: "KAN papers? (Kolmogorov-Arnold networks)"
-        elif _phrasal(low, i):
-            i += 2
+            start = 0  # a later sentence keeps its words: "KAN papers? (Kolmogorov-Arnold networks)"
+        elif (after := _request_words(low, start)) is not None:
+            start = after
+        elif _phrasal(low, start):
+            start += 2
         end = len(low)
-        if end - i > 1 and low[-1] in SAID_VERBS and set(low[:i]) & AUX:
+        if end - start > 1 and low[-1] in SAID_VERBS and set(low[:start]) & AUX:
             end -= 1
-        while (
-            end - i > 1 and low[end - 1] in TAIL
-        ):  # "… diffusion models in this collection", "… papers here"
+        # "… diffusion models in this collection", "… papers here"
+        while end - start > 1 and low[end - 1] in TAIL:
             end -= 1
-        out.append(" ".join(ws[i:end]))
-    return " ".join(out) if out else text.strip(" ?.!")
+        out.append(" ".join(ws[start:end]))
+    if out:
+        return " ".join(out)
+    last = _WORD.findall(text)  # only the request's words ("List the papers" of "… by NAME"): its last word
+    return last[-1] if last else ""
 
 
 # ------------------------------------------------------------------ parts
@@ -381,6 +416,30 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
 
 
 PICK = "picked from the list"  # "which of them is about biology (, and what data do they use)?"
+_RANKING = frozenset("most best least more better worse fewer".split())  # "which of them is best": no pick
+
+
+def picked_by(text: str) -> str | None:
+    """X of "which (one) of them/these (papers) is about X" or "… deal with X": what keeps a listed paper.
+    None for another question of the list: "which of them has the highest accuracy?" ranks them all."""
+    low = words(text)
+    ws = _without_openers(low)
+    i = 2 if ws[1:2] in (["one"], ["ones"]) else 1
+    if ws[:1] != ["which"] or ws[i : i + 1] != ["of"]:
+        return None
+    i += 2  # "of them"
+    if set(ws[i:]) & _RANKING or any(w.endswith("est") and len(w) > 5 for w in ws[i:]):
+        return None
+    while i < len(ws) and ws[i] in FRAME:  # "papers", "is", "about"
+        i += 1
+    if ws[i + 1 : i + 2] and ws[i + 1] in _PARTICLES:  # "deal with", "focus on"
+        i += 2
+    rest = ws[i:]
+    if not rest:
+        return None
+    return " ".join(_WORD.findall(text)[len(low) - len(rest) :])  # in the user's case: "RL", not "rl"
+
+
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
 SINGULAR = frozenset("it its it's itself".split())  # one paper
 LIST_PRONOUNS = frozenset("they them their these those".split())  # "summarize them", not "all papers on X"
@@ -560,21 +619,18 @@ class Reader:
             kind, many = "explain", False
         # "what data do they use?": asked of every listed paper
         if shown and refers_to_list(asked) and kind != "summary":
-            pick = _without_openers(words(asked))[:2] in (
-                ["which", "of"],
-                ["which", "one"],
-                ["which", "ones"],
-            )
+            asked_parts = parts(asked)
+            criterion = picked_by(asked_parts[0].text) if asked_parts else None
             return Reading(
                 asked,
                 asked,
                 "per_paper",
                 True,
-                how=PICK if pick else "over the list",
+                how="over the list" if criterion is None else PICK,
                 terms=tuple(sorted(named_terms(asked))),
-                parts=parts(asked),
+                parts=asked_parts if criterion is None else asked_parts[1:],
                 filters=filters,
-                topic=topic(asked),
+                topic=topic(asked) if criterion is None else criterion,
                 over=tuple(shown),
                 shown=tuple(shown),
             )

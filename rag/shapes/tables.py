@@ -12,9 +12,9 @@ from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quoted
 from rag.grounding.outcome import answer_part
 from rag.grounding.turn import Turn
-from rag.reading.reader import PICK, Part, topic
+from rag.reading.reader import PICK, Part
 from rag.shapes.list_answer import listed_sentence
-from rag.shapes.lister import find
+from rag.shapes.lister import Listed, find
 from rag.text import CONTRIBUTION, content_words
 from rag.types import Caveat, Table
 
@@ -41,48 +41,46 @@ def per_paper(turn: Turn) -> Iterator:
     """The question answered for each paper of the list it follows: one row each, the paper's best sentence
     for it, or "not stated in the abstract" where the part's caveat model says the paper doesn't state it
     (rag.outcome.answer_part, the same decision as for any question's part). "Which of them is about X (, and
-    what data do they use)?" keeps the papers whose abstract states X, by the same decision, and answers the
-    rest of the question for those."""
+    what data do they use)?" first keeps the listed papers on X (`_pick`)."""
     reading, evset = turn.reading, turn.evidence
-    asked = list(reading.parts) or [Part(reading.asked)]
-    lexical = turn.retriever.bm25()
-
-    def best(part: Part, n: int):
-        pa = answer_part(part, reading, evset, [n], turn.judge, lexical.idf, turn.settings, lexical.known)
-        return quoted(pa.quotes[0]) if pa.caveat is None and pa.quotes else None
-
     papers = list(range(1, len(evset.hits) + 1))
-    if reading.how == PICK:  # the listed papers the one lister finds about it, with the sentence showing it
-        what = topic(asked.pop(0).text)
-        # and that say it: on a small index the lister's bar lets in papers that never use a word of it
-        on = {
-            x.paper.paper_id: x
-            for x in find(turn.retriever, turn.settings, what).papers
-            if content_words(what) & content_words(f"{x.paper.title} {x.paper.text}")
-        }
-        picked = {
-            n: on[evset.hits[n - 1].paper.paper_id] for n in papers if evset.hits[n - 1].paper.paper_id in on
-        }
+    if reading.how == PICK:
+        picked = _pick(turn, papers, reading.topic)
         if not picked:
             turn.outcome.caveats.append(
-                Caveat("not_stated", prompts.NO_PICK.format(n=len(papers), what=what), 0)
+                Caveat("not_stated", prompts.NO_PICK.format(n=len(papers), what=reading.topic), 0)
             )
             yield from turn.outcome.caveats
             yield turn.answer([], text=turn.outcome.caveats[-1].text)
             return
         papers = list(picked)
-        if not asked:  # "which of them is about biology?": the sentence that shows it
+        if not reading.parts:  # "which of them is about biology?": the sentence that shows it
             cells = [listed_sentence(picked[n], n) for n in papers]
-            yield from _table(
-                turn, [what], [(n, [c.text]) for n, c in zip(papers, cells, strict=True)], cells
-            )
+            rows = [(n, [c.text]) for n, c in zip(papers, cells, strict=True)]
+            yield from _table(turn, [reading.topic], rows, cells)
             return
+    part = reading.parts[0] if reading.parts else Part(reading.asked)
+    lexical = turn.retriever.bm25()
     rows, sentences = [], []
     for n in papers:
-        cell = best(asked[0], n)
+        pa = answer_part(part, reading, evset, [n], turn.judge, lexical.idf, turn.settings, lexical.known)
+        cell = quoted(pa.quotes[0]) if pa.caveat is None and pa.quotes else None
         rows.append((n, [cell.text if cell else None]))
         sentences += [cell] if cell else []
-    yield from _table(turn, [asked[0].text if reading.how == PICK else reading.asked], rows, sentences)
+    yield from _table(turn, [part.text if reading.how == PICK else reading.asked], rows, sentences)
+
+
+def _pick(turn: Turn, papers: list[int], what: str) -> dict[int, Listed]:
+    """The listed papers (source numbers) that the one lister finds on `what` and whose abstract uses a word
+    of it: the lister's bar alone, on a small index, lets in papers that never do ("cells" of two of the six
+    seed papers on diffusion)."""
+    hits = turn.evidence.hits
+    on = {
+        x.paper.paper_id: x
+        for x in find(turn.retriever, turn.settings, what).papers
+        if content_words(what) & content_words(f"{x.paper.title} {x.paper.text}")
+    }
+    return {n: on[hits[n - 1].paper.paper_id] for n in papers if hits[n - 1].paper.paper_id in on}
 
 
 def _table(turn: Turn, columns: list[str], rows, sentences) -> Iterator:
