@@ -164,9 +164,6 @@ _MASS = frozenset(
 )  # "any work on X", "looking for work on X": however many papers
 _PLAIN_MANY = MANY_NOUNS - {"works", "studies"}  # plural nouns that are never a verb ("the paper studies X")
 _SELECT = frozenset("one ones among both either two three".split())  # one of some papers is asked for
-_ONE_PAPER = frozenset(
-    "paper it its this".split()
-)  # "does the paper list …", "papers that cite it": one paper
 _RELATIVE = frozenset("that which who where".split())
 _AFTER_NOUN = frozenset("on about regarding".split()) | _RELATIVE  # "papers on X", "papers that …"
 _PARTICLES = frozenset("with on to at into about upon".split())  # "deal with", "focus on", "look into"
@@ -255,15 +252,12 @@ def shape(text: str) -> tuple[str, bool]:
         return ("list", True) if noun in MANY_NOUNS or noun in _MASS and not one else ("which", False)
     if set(ws) & COMPARE_WORDS or ("between" in ws and "and" in ws):
         return "compare", False
-    # papers asked for elsewhere ("X papers?", "could you pull up papers on X", "anything on X? list them"),
-    # unless one paper is the subject ("does the paper cite papers on X") or one of some is asked for ("which
-    # of the RL papers …", "among them, which one …")
+    # papers asked for elsewhere ("X papers?", "could you pull up papers on X", "X - which papers cover it?"),
+    # unless a paper is the subject ("does the paper cite papers on X") or one of some is asked for ("which of
+    # the RL papers …", "among them, which one …")
     listed = any(_lead(low) == len(low) and "list" in low for low in map(words, segments(text)))
-    if (
-        (set(ws) & _PLAIN_MANY or listed)
-        and not set(ws) & (_SELECT | _ONE_PAPER)
-        and ws[:2] != ["which", "of"]
-    ):
+    one = "paper" in ws or set(ws) & _SELECT or ws[:2] == ["which", "of"]
+    if (set(ws) & _PLAIN_MANY or listed) and not one:
         return "list", True
     return "explain", False
 
