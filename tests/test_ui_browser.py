@@ -679,13 +679,13 @@ def test_one_letter_math_tex_commands_percent_and_emphasis_render(open_page):
         page.wait_for_selector("#sources .abstract .katex", timeout=T)
         page.evaluate(
             """() => { const d = document.createElement('div'); d.className = 'abstract'; d.id = 'probe';
-            d.textContent = 'We use $k$ heads, about $\\\\sim$50\\\\% faster, 58.1\\\\% accuracy with *Proteina*; it costs $5 and $10.';
+            d.textContent = 'We use $k$ heads, about $\\\\sim$50\\\\% faster, 58.1\\\\% accuracy with *Proteina*; *EngageNet*-based rewards; it costs $5 and $10.';
             document.querySelector('#sources').appendChild(d); }"""
         )
         page.wait_for_function("document.querySelectorAll('#probe .katex').length >= 2", timeout=T)
         text = page.locator("#probe").inner_text()
         assert "$k$" not in text and "\\%" not in text and "58.1%" in text and "*Proteina*" not in text
-        assert page.locator("#probe em").inner_text() == "Proteina"
+        assert page.locator("#probe em").all_inner_texts() == ["Proteina", "EngageNet"]
         assert "$5 and $10" in text  # prices stay text
         # marks that only style words read as the words; an underscore inside a name stays
         page.evaluate(

@@ -136,7 +136,7 @@
   // $k$ (one letter) and $\sim$50 (a TeX command may touch a digit); "$5 and $10" stays text
   var MATH_RE = /(^|[^\\$])\$(?:(\\[A-Za-z]+[^$\n]{0,300}?)\$|(?!\s)([^$\n]{0,300}?[^\s\\$])\$(?![0-9$]))/;
   // what abstracts write in LaTeX or Markdown outside math: 58.1\% and *Proteina* or _Proteina_
-  var EMPH_RE = /(^|[\s(])([*_])([A-Za-z][^*_\n]{0,80}?[^\s*_])\2(?=[\s.,;:)]|$)/;
+  var EMPH_RE = /(^|[\s(])([*_])([A-Za-z][^*_\n]{0,80}?[^\s*_])\2(?=[\s.,;:)\-'?!/]|$)/;  // *X*-based too
   // marks that only style a word, read as the word: \textsc{DySpec}, **P**arallel, **4.43$\times$**
   var MARKS_RE = /\\(?:textsc|texttt|textbf|textit|textrm|textsf|emph|underline)\{([^{}\n]{1,120})\}|\*\*(?=\S)([^*\n]{1,120}?)\*\*/g;
   var MATH_SCOPE = '#chat .answer-text:not(.streaming), #chat .paper-table, #sources .abstract, #sources .title';
