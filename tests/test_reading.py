@@ -46,6 +46,7 @@ from rag.types import Hit, Paper
         ("What two methods are proposed in 'Unified Discrete Representations'?", ("explain", False)),
         # a request framed around its topic, however it is put
         ("Can you list papers on model merging?", ("list", True)),
+        ("Which one uses graph neural networks?", ("which", False)),  # a paper, named in the answer
         ("I'm looking for papers about weather forecasting.", ("list", True)),
         ("TTS papers?", ("list", True)),
         ("nl2sql / text2sql papers - can you list them?", ("list", True)),
@@ -137,6 +138,7 @@ def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
             "methods for detecting AI-written papers on arXiv",
         ),
         ("List the papers", "papers"),  # "… by NAME": the author's papers, no topic
+        ("I'd like a list of SNN papers. Thanks.", "SNN"),
         # a verb with no particle may be the topic's own ("decode"); "the paper studies X": "studies" is a verb
         ("Which papers decode speech from brain activity?", "decode speech from brain activity"),
         (
@@ -312,3 +314,5 @@ def test_which_of_them_picks_by_what_follows_and_ranking_them_is_no_pick():
     assert picked_by("Which of them has the highest accuracy") is None  # ranks them: every paper's row
     assert picked_by("Which of them is best on ImageNet") is None
     assert picked_by("What data do they use") is None
+    assert picked_by("Which one uses RL") == "RL" and picked_by("which ones deal with proteins") == "proteins"
+    assert picked_by("Which one is best?") is None

@@ -211,13 +211,17 @@ def _phrasal(low: list[str], i: int) -> bool:
 def _request_words(low: list[str], lead: int) -> int | None:
     """Where the topic starts after a request's own words and its paper noun ("could you pull up papers on X",
     "I need a list of papers on X"), or None: a few words with no preposition, then "papers on/that/…" or
-    "papers VERB on"."""
+    "papers VERB on"; else after "a list of" near the start."""
     at = next((j for j in range(lead, min(lead + 5, len(low) - 2)) if low[j] in _PLAIN_MANY), None)
-    if at is None or set(low[lead:at]) & _PREPOSITIONS:  # "methods for detecting AI-written papers on arXiv"
-        return None
-    if low[at + 1] in _AFTER_NOUN:
-        return at + 2
-    return at + 3 if _phrasal(low, at + 1) else None  # "papers working on X"
+    if (
+        at is not None and not set(low[lead:at]) & _PREPOSITIONS
+    ):  # "methods for detecting AI-written papers on"
+        if low[at + 1] in _AFTER_NOUN:
+            return at + 2
+        if _phrasal(low, at + 1):  # "papers working on X"
+            return at + 3
+    at = next((j for j in range(min(5, len(low) - 2)) if low[j : j + 2] == ["list", "of"]), None)
+    return None if at is None else at + 2  # "I'd like a list of SNN papers"
 
 
 def shape(text: str) -> tuple[str, bool]:
@@ -241,6 +245,8 @@ def shape(text: str) -> tuple[str, bool]:
         if w == "many" and i > 0 and head[i - 1] == "how" and noun in MANY_NOUNS:
             return "list", True
         if w == "who" and i == 0 and near[:1] and near[0] in ("proposed", "introduced", "wrote", "studied"):
+            return "which", False
+        if w == "which" and i == 0 and near[:1] in (["one"], ["ones"]):  # "which one uses RL?": a paper
             return "which", False
     if ws[:1] and ws[0] in MANY_NOUNS and ws[1:2] and ws[1] in ("on", "about", "that", "using", "by"):
         return "list", True
@@ -414,14 +420,18 @@ _RANKING = frozenset("most best least more better worse fewer".split())  # "whic
 
 
 def picked_by(text: str) -> str | None:
-    """X of "which (one) of them/these (papers) is about X" or "… deal with X": what keeps a listed paper.
-    None for another question of the list: "which of them has the highest accuracy?" ranks them all."""
+    """X of "which (one) of them/these (papers) is about X", "… deal with X" or "which one uses X": what keeps a
+    listed paper. None for another question of the list: "which of them has the highest accuracy?" ranks them."""
     low = words(text)
     ws = _without_openers(low)
-    i = 2 if ws[1:2] in (["one"], ["ones"]) else 1
-    if ws[:1] != ["which"] or ws[i : i + 1] != ["of"]:
+    one = ws[1:2] in (["one"], ["ones"])
+    i = 2 if one else 1
+    if ws[:1] != ["which"] or not one and ws[i : i + 1] != ["of"]:
         return None
-    i += 2  # "of them"
+    if ws[i : i + 1] == ["of"]:
+        i += 2  # "of them"
+    elif i < len(ws) and ws[i] not in FRAME:
+        i += 2 if ws[i + 1 : i + 2] and ws[i + 1] in _PARTICLES else 1  # "which one uses / deals with X"
     if set(ws[i:]) & _RANKING or any(w.endswith("est") and len(w) > 5 for w in ws[i:]):
         return None
     while i < len(ws) and ws[i] in FRAME:  # "papers", "is", "about"
@@ -612,7 +622,7 @@ class Reader:
         if bare:  # no list and no topic: the paper the chat is on
             kind, many = "explain", False
         # "what data do they use?": asked of every listed paper
-        if shown and refers_to_list(asked) and kind != "summary":
+        if shown and (refers_to_list(asked) or picked_by(asked)) and kind != "summary":
             asked_parts = parts(asked)
             criterion = picked_by(asked_parts[0].text) if asked_parts else None
             return Reading(
