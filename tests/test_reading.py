@@ -139,6 +139,7 @@ def test_topic_drops_the_frame_and_a_closing_verb_of_what_papers_said():
         ),
         ("List the papers", "papers"),  # "… by NAME": the author's papers, no topic
         ("I'd like a list of SNN papers. Thanks.", "SNN"),
+        ("list of papers on web agents?", "web agents"),
         # a verb with no particle may be the topic's own ("decode"); "the paper studies X": "studies" is a verb
         ("Which papers decode speech from brain activity?", "decode speech from brain activity"),
         (

@@ -221,7 +221,7 @@ def _request_words(low: list[str], lead: int) -> int | None:
         if _phrasal(low, at + 1):  # "papers working on X"
             return at + 3
     at = next((j for j in range(min(5, len(low) - 2)) if low[j : j + 2] == ["list", "of"]), None)
-    return None if at is None else at + 2  # "I'd like a list of SNN papers"
+    return at + 2 if at is not None and at + 2 > lead else None  # "I'd like a list of SNN papers"
 
 
 def shape(text: str) -> tuple[str, bool]:
