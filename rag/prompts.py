@@ -38,6 +38,7 @@ def typo_line(typed: str, meant: str) -> str:
 
 
 NO_LIST_HEADER = "No indexed paper is about all of it; the closest:"
+ASK_AWAY = "Ask about a paper, or for papers on a topic, whenever you like."  # after "thanks!", "ok"
 NO_PICK = "None of the {n} papers listed says “{what}” in its abstract."
 
 

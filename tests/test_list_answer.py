@@ -108,3 +108,33 @@ def test_which_of_them_keeps_the_listed_papers_the_lister_finds_about_it(seed_en
     ans = seed_engine.ask("Which of them is about music?", history)
     assert ans.table is None and not ans.citations
     assert [c.code for c in ans.caveats] == ["not_stated"] and "music" in ans.answer
+
+
+def test_a_filter_after_a_list_lists_its_topic_again_with_the_filter(seed_engine):
+    """ "only the spotlights please", "how many of those were posters?": the list's own question with the filter
+    (the one lister's count), not a search for "please"."""
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    history = first.as_turns()
+    for q, decision in (
+        ("only the spotlights please", "Accept (Spotlight)"),
+        ("how many of those were posters?", "Accept (Poster)"),
+    ):
+        ans = seed_engine.ask(q, history)
+        assert ans.shape == "list" and 0 < ans.listed < first.listed, q
+        assert all(h.paper.decision == decision for h in ans.retrieved[: ans.listed]), q
+        assert {c.paper_id for c in ans.citations} <= set(history[-1]["papers"]), q
+
+
+def test_thanks_is_answered_without_a_search_and_keeps_the_list(seed_engine):
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    history = first.as_turns()
+    ans = seed_engine.ask("thanks!", history)
+    assert not ans.citations and not ans.refused and ans.answer.startswith("You're welcome")
+    again = seed_engine.ask("Tell me more about the second one", history + ans.as_turns())
+    assert {c.paper_id for c in again.citations} == {history[-1]["papers"][1]}
+
+
+def test_a_negated_pick_is_every_papers_row():
+    from rag.reading.reader import picked_by
+
+    assert picked_by("which of them don't need a draft model") is None

@@ -15,7 +15,7 @@ from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import mentions, named_terms, own_name
-from rag.text import COURTESY, Idf, content_words, without_venue
+from rag.text import COURTESY, Idf, content_words, negated, without_venue
 from rag.types import Hit, Paper
 
 # ------------------------------------------------------------------ lexicon
@@ -415,6 +415,12 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
     )
 
 
+def _own_words(text: str) -> list[str]:
+    """The words of a message that are neither the frame of a request nor pronouns for a list ("only the
+    papers please", "how many of those were papers?" have none)."""
+    return [w for w in words(text) if w not in FRAME and content_words(w)]
+
+
 PICK = "picked from the list"  # "which of them is about biology (, and what data do they use)?"
 _RANKING = frozenset("most best least more better worse fewer".split())  # "which of them is best": no pick
 
@@ -439,7 +445,7 @@ def picked_by(text: str) -> str | None:
     if ws[i + 1 : i + 2] and ws[i + 1] in _PARTICLES:  # "deal with", "focus on"
         i += 2
     rest = ws[i:]
-    if not rest:
+    if not rest or negated(" ".join(ws)):  # "which of them don't need a draft model": every paper's row
         return None
     return " ".join(_WORD.findall(text)[len(low) - len(rest) :])  # in the user's case: "RL", not "rl"
 
@@ -579,9 +585,12 @@ class Reader:
         self, question: str, history: list[dict] | None, retrieve: Retrieve, *, filters=None, key: tuple = ()
     ) -> Reading:
         asked = plain(without_venue(question))
+        own_filter = not filters
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = self._filters(asked)
         shown = listed(history)
+        if shown and own_filter and filters and not _own_words(asked):
+            return self._refilter(asked, filters, history, shown)
         turns = user_turns(history)
         k = ordinal(asked) if shown else None
         # "the second one", then "what GPU did they use for it?": "it" is still that entry ("they" alone asks
@@ -657,6 +666,18 @@ class Reader:
             gain=gain,
             left=left,
             hits=hits,
+        )
+
+    def _refilter(
+        self, asked: str, filters: Filters, history: list[dict] | None, shown: list[str]
+    ) -> Reading:
+        """ "Only the accepted ones", "how many of those were orals?": the list's question asked again with the
+        new filter on top of its own (the one lister gives the count)."""
+        before, what = self._filters(plain(list_question(history)))
+        merged = Filters(*(getattr(filters, k) or getattr(before, k) for k in ("decision", "area", "author")))
+        about = topic(what)
+        return Reading(
+            asked, about, "list", True, how="over the list", filters=merged, topic=about, shown=tuple(shown)
         )
 
     def leaning(
