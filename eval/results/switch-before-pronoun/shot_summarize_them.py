@@ -1,30 +1,13 @@
 """Screenshot of "Summarize them" after a list: python shot_summarize_them.py SEEDS_INDEX (from the repo root;
-writes under OUT, collection iclr)."""
-import subprocess, time, sys, os
-from playwright.sync_api import sync_playwright
-port = 7911
-env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-srv = subprocess.Popen([sys.executable, "-m", "iclr_rag", "serve", "--data-dir", sys.argv[1],
-                        "--collection", "iclr", "--port", str(port), "--no-ingest-seeds"], env=env,
-                       stdout=open(os.environ.get("OUT", ".") + "/serve.log", "w"), stderr=subprocess.STDOUT)
-try:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
-        ctx = b.new_context(viewport={"width": 1440, "height": 1000}); page = ctx.new_page()
-        for _ in range(120):
-            try: page.goto(f"http://127.0.0.1:{port}/"); break
-            except Exception: time.sleep(2)
-        page.wait_for_selector("#send:not([disabled])", timeout=600_000)
-        def ask(t):
-            n = page.locator("#chat .turn").count()
-            page.fill("#question textarea", t); page.click("#send")
-            page.wait_for_function(f"document.querySelectorAll('#chat .turn').length > {n} && !document.querySelector('#chat .bubble.pending')", timeout=600_000)
-        ask("Which papers are about diffusion models?")
-        ask("Summarize them")
-        time.sleep(1)
-        page.screenshot(path=os.environ.get("OUT", ".") + "/summarize-them.png", full_page=True)
-        print(page.locator("#chat .turn").last.inner_text()[:1500])
-        b.close()
-finally:
-    srv.terminate()
+writes OUT/turn-2.png, collection iclr). The browser part is ../chat-list-requests/shot.py."""
+
+import os
+import runpy
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.argv = [
+    "shot.py", sys.argv[1], "iclr", os.environ.get("OUT", "."),
+    "Which papers are about diffusion models?", "Summarize them",
+]  # fmt: skip
+runpy.run_path(os.path.join(here, "..", "chat-list-requests", "shot.py"), run_name="__main__")
