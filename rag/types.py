@@ -181,6 +181,8 @@ class Answer:
     )
     timings: dict[str, float] = field(default_factory=dict)
     listed: int | None = None  # list answers from the lister: how many papers match in all
+    # what the lister listed: (topic, decision, area, author), so Find papers shows the same list
+    listed_query: tuple[str, str | None, str | None, str | None] | None = None
     # a refused question with each word no abstract uses replaced by the one a typo meant: ask this instead
     suggested_question: str | None = None
     caveats: list[Caveat] = field(default_factory=list)

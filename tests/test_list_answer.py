@@ -123,6 +123,10 @@ def test_a_filter_after_a_list_lists_its_topic_again_with_the_filter(seed_engine
         assert ans.shape == "list" and 0 < ans.listed < first.listed, q
         assert all(h.paper.decision == decision for h in ans.retrieved[: ans.listed]), q
         assert {c.paper_id for c in ans.citations} <= set(history[-1]["papers"]), q
+    # as the page asks it: the question's filter already taken out and passed as the request's filter
+    found, cleaned = seed_engine.question_filters("only the spotlights please")
+    ans = seed_engine.ask(cleaned, history, filters=found)
+    assert ans.listed_query == ("diffusion models", "spotlight", None, None) and 0 < ans.listed < first.listed
 
 
 def test_thanks_is_answered_without_a_search_and_keeps_the_list(seed_engine):

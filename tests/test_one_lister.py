@@ -70,6 +70,7 @@ def test_the_chat_lists_what_find_lists(sample_data_dir, embedder, question, top
     found = find.find(eng.retriever, eng.settings, topic, filters.get("decision", find.ANY), find.ANY, "")
     listed = found.result.to_json()["papers"]
     assert ans.shape == "list" and ans.listed == len(listed) > 0
+    assert ans.listed_query[:2] == (topic, filters.get("decision"))  # "See all" opens Find on this
     assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == [
         p["paper_id"] for p in listed[: eng.settings.grounding.list_max]
     ]

@@ -199,6 +199,10 @@ def test_list_answer_offers_the_whole_list():
     tabs, topic, decision, area, author = ChatHandlers.see_all(s)
     assert tabs.selected == "find" and topic == a.question and decision == "oral" and area == "any"
     assert "Showing 0 of 30" in render.render_chat(s.turns)
+    # the topic and filters the lister listed, not the question's words: Find shows the same list
+    a.listed_query = ("speculative decoding", "accepted", None, None)
+    _, topic, decision, _, _ = ChatHandlers.see_all(s)
+    assert (topic, decision) == ("speculative decoding", "accepted")
     a.listed = None
     assert ChatHandlers.see_all_button(s)["visible"] is False
 

@@ -585,11 +585,10 @@ class Reader:
         self, question: str, history: list[dict] | None, retrieve: Retrieve, *, filters=None, key: tuple = ()
     ) -> Reading:
         asked = plain(without_venue(question))
-        own_filter = not filters
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = self._filters(asked)
         shown = listed(history)
-        if shown and own_filter and filters and not _own_words(asked):
+        if shown and filters and not _own_words(asked):  # the page passes a question's filter already taken
             return self._refilter(asked, filters, history, shown)
         turns = user_turns(history)
         k = ordinal(asked) if shown else None

@@ -44,7 +44,9 @@ def _listed(res, turn: Turn, limit: int) -> Iterator:
     sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=1)]
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield turn.answer(sentences, hits, text=_text(header, sentences), listed=len(res.papers))
+    yield turn.answer(
+        sentences, hits, text=_text(header, sentences), listed=len(res.papers), listed_query=res.query
+    )
 
 
 def listed_sentence(x: Listed, n: int, label: str | None = None) -> Sentence:

@@ -52,7 +52,7 @@ def summarize_stream(turn: Turn, res: PaperList, *, top_k: int | None = None) ->
         lines += [f"{x.text} [{x.citations[0]}]" for x in own]
     text = "\n".join(lines)
     yield text
-    yield turn.answer(sentences, hits, text=text, listed=len(res.papers))
+    yield turn.answer(sentences, hits, text=text, listed=len(res.papers), listed_query=res.query)
 
 
 def contribution(evset: EvidenceSet, n: int):

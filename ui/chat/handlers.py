@@ -217,10 +217,13 @@ class ChatHandlers:
         )
         if t is None:
             return (gr.skip(),) * 5
-        decision, area, author = t.filter_values
+        topic, decision, area, author = t.answer.listed_query or (
+            t.answer.standalone_question or t.question,
+            *t.filter_values,
+        )
         return (
             gr.Tabs(selected="find"),
-            t.answer.standalone_question or t.question,
+            topic,
             decision or ANY,
             area or ANY,
             author or "",
