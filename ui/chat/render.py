@@ -211,7 +211,7 @@ def _turn(t: Turn, turn: int) -> str:
         if t.answer.listed and t.answer.listed > len(t.answer.citations):
             listed = (
                 f'<div class="list-more">Showing {len(t.answer.citations)} of {t.answer.listed:,} matching '
-                "papers: <em>See all in Find papers</em> (below the chat) lists every one.</div>"
+                "papers. The <em>See all</em> button under the chat opens every one in Find papers.</div>"
             )
         bot = f'<div class="bubble">{filt}{render_answer_body(t.answer, turn, t.indexed)}{listed}</div>'
     elif t.status == "stopped":
