@@ -20,7 +20,7 @@ from rag.index.index import Index
 from rag.models.embedder import get_embedder
 from rag.models.generator import LLM, load_llm
 from rag.reading.hygiene import check_question, is_instruction_only
-from rag.reading.reader import OPENERS, Reader, Reading, compared, user_turns, words
+from rag.reading.reader import Reader, Reading, compared, courtesy_only, user_turns, words
 from rag.reading.reader import listed as listed_papers
 from rag.retrieval.authors import FullNames
 from rag.retrieval.filters import Filters, filters_from_question
@@ -30,16 +30,13 @@ from rag.settings import Mode, Settings
 from rag.shapes import tables
 from rag.shapes.list_answer import list_answer
 from rag.shapes.lister import Listed, PaperList, find
-from rag.text import COURTESY, content_words, flatten
+from rag.text import content_words, flatten
 from rag.types import Answer, AnswerStream, Caveat, Hit, Retrieved, Sentence
 
 # "We introduce Celcomen, a ..." -> "Celcomen": a named method worth asking about.
 _INTRODUCES = re.compile(
     r"\b(?:introduce|propose|present)s?\s+(?:\w+\s+){0,1}?([A-Z][A-Za-z0-9.\-]*[A-Z0-9][A-Za-z0-9.\-]*|[A-Z][a-z]+[A-Z]\w*|[A-Z][a-z]{3,}(?=, an? ))[,(]"
 )
-
-
-COURTESY_ONLY = COURTESY | OPENERS | {"you", "very", "much", "a", "lot", "so", "that's", "perfect", "nice"}
 
 
 class Engine:
@@ -184,19 +181,21 @@ class Engine:
         k, mode = top_k or s.retrieval.top_k, mode or s.retrieval.mode
         if filters is None and self.retriever.filters:
             filters = self.retriever.filters
+        if task != "summarize" and courtesy_only(question):
+            # "thanks!", "ok great": nothing to read or look up; the list shown stays the one "the second one"
+            # points at
+            reading = Reading(question, question, "explain", shown=tuple(listed_papers(history)))
+            turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
+            thanked = {"thanks", "thank", "thx"} & set(words(question))
+            yield Retrieved(question, question, reading.shape, [])
+            yield turn.answer([], [], text=("You're welcome. " if thanked else "") + prompts.ASK_AWAY)
+            return
         reading = self.read(question, history, k, mode, filters)
         if task == "summarize":
             reading.shape = "summary"
         if reading.shape == "summary" and not reading.over:  # a topic of its own ("summarize all of X")
             reading.entry, reading.shown = None, ()
         turn = Turn(question, reading, s, self.judge, self.retriever, lambda: self.llm, clock)
-        if task != "summarize" and not [w for w in words(question) if w not in COURTESY_ONLY]:
-            # "thanks!", "ok great": nothing to look up; the list shown stays the one "the second one" points at
-            reading.shown = tuple(listed_papers(history))
-            thanked = {"thanks", "thank", "thx"} & set(words(question))
-            yield Retrieved(question, reading.query, reading.shape, [])
-            yield turn.answer([], [], text=("You're welcome. " if thanked else "") + prompts.ASK_AWAY)
-            return
         listed = None
         if reading.shape == "summary":
             from rag.shapes.summarize import summarize_stream

@@ -415,6 +415,15 @@ def _ordinal_at(ws: list[str], i: int) -> bool:
     )
 
 
+# a message of thanks or assent only: nothing to look up
+COURTESY_ONLY = COURTESY | OPENERS | {"you", "very", "much", "a", "lot", "so", "that's", "perfect", "nice"}
+
+
+def courtesy_only(text: str) -> bool:
+    """ "thanks!", "ok great": no word beyond thanks and assent."""
+    return not [w for w in words(text) if w not in COURTESY_ONLY]
+
+
 def _own_words(text: str) -> list[str]:
     """The words of a message that are neither the frame of a request nor pronouns for a list ("only the
     papers please", "how many of those were papers?" have none)."""

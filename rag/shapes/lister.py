@@ -53,12 +53,6 @@ class PaperList:
     # False: papers still cleared the bar at the deepest pool looked at (lister_max_candidates), so
     # `found` is a lower bound ("at least")
     complete: bool = True
-
-    @property
-    def query(self) -> tuple[str, str | None, str | None, str | None]:
-        """The topic and filters that give this list again (Find papers' controls)."""
-        return (self.topic, self.filters.decision, self.filters.area, self.filters.author)
-
     # filter fields read from the topic's words ("orals on X", "papers by NAME"), not set by the caller
     detected: tuple[str, ...] = ()
     # an author and no topic: their papers (`papers`, every one) and co-authors (rag.retrieval.authors)
@@ -67,6 +61,11 @@ class PaperList:
     reason: str = ""
     # a `like:ID` topic: the paper whose nearest papers these are (rag.retrieval.similar)
     like: Paper | None = None
+
+    @property
+    def query(self) -> tuple[str, str | None, str | None, str | None]:
+        """The topic and filters that give this list again (Find papers' controls)."""
+        return (self.topic, self.filters.decision, self.filters.area, self.filters.author)
 
     def why_empty(self, what: str = "") -> str:
         """Why nothing is listed although some papers are close: the CLI's and the Find page's words."""
