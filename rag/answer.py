@@ -225,7 +225,9 @@ class Engine:
         decided = None  # (evidence, outcome) of the reading and hits, when already found
         if reading.how == "alone" and reading.shape in ("explain", "which") and user_turns(history):
             reading, hits, decided = self._in_context(turn, hits, history, k, mode)
-        if reading.shape == "compare":  # an item compared counts when the paper it finds names it as its own
+        if (
+            reading.shape == "compare" and not reading.over
+        ):  # an item counts when its paper names it as its own
             outright = words(reading.asked)[:1] in (["compare"], ["contrast"])  # or when asked outright
             first: dict[str, Hit] = {}
             for x in compared(reading.asked):
@@ -246,6 +248,10 @@ class Engine:
             return
         evset, outcome = turn.evidence, turn.outcome = decided or self._decide(reading, hits)
         clock.lap("evidence_s")
+        if reading.over and reading.shape == "compare":  # "compare the first two": those entries side by side
+            yield from outcome.caveats
+            yield from tables.compare(turn, list(range(1, len(hits) + 1)))
+            return
         if reading.over:
             yield from tables.per_paper(turn)
             return

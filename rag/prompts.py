@@ -54,12 +54,24 @@ AT_LEAST = (
 )
 
 
-def count_header(found: int, shown: int, complete: bool = True, author: str | None = None) -> str:
+def count_header(
+    found: int, shown: int, complete: bool = True, author: str | None = None, skipped: int = 0
+) -> str:
     """The lister's answer: how many papers match (`complete=False`: at least that many, the list stopped
-    at its deepest pool), and how many are quoted; an author's papers say whose they are."""
+    at its deepest pool), and how many are quoted (after the `skipped` shown before); an author's papers say
+    whose they are."""
     if author:
         many = f"{found} indexed {'paper' if found == 1 else 'papers'} by an author matching “{author}”"
-        return f"{many}; the first {shown}:" if found > shown else f"{many}:"
-    many = "1 indexed paper matches" if found == 1 else f"{found} indexed papers match"
-    many = many if complete else f"At least {many}"
-    return f"{many}; the {shown} closest:" if found > shown else f"{many}:"
+    else:
+        many = "1 indexed paper matches" if found == 1 else f"{found} indexed papers match"
+        many = many if complete else f"At least {many}"
+    if skipped:
+        return f"{many}; {'the next' if author else 'the next closest'}, {skipped + 1}–{skipped + shown}:"
+    if found > shown:
+        return f"{many}; the first {shown}:" if author else f"{many}; the {shown} closest:"
+    return f"{many}:"
+
+
+def all_listed(found: int) -> str:
+    """ "show me the rest" of a list shown in full."""
+    return f"That was the whole list: {'the 1 matching paper is' if found == 1 else f'all {found} matching papers are'} above."

@@ -142,3 +142,64 @@ def test_a_negated_pick_is_every_papers_row():
     from rag.reading.reader import picked_by
 
     assert picked_by("which of them don't need a draft model") is None
+
+
+def test_more_after_a_list_shows_its_next_page_then_says_the_list_is_done(sample_data_dir, embedder):
+    """ "show me the rest", then "next 10 please": the same lister's list, one page further each time, numbered
+    from where the last page stopped; past its end, a line saying so, and the list stays the one shown."""
+    whole = _engine(sample_data_dir, embedder, list_max=50).ask(QUESTION)
+    order = [c.paper_id for c in sorted(whole.citations, key=lambda c: c.n)]
+    assert len(order) >= 5
+    eng = _engine(sample_data_dir, embedder, list_max=2)
+    history = eng.ask(QUESTION).as_turns()
+    assert history[-1]["papers"] == order[:2]
+    for q, page in (("show me the rest", order[2:4]), ("next 10 please", order[4:6])):
+        ans = eng.ask(q, history)
+        assert ans.shape == "list" and ans.listed == whole.listed, q
+        assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == page, q
+        first = order.index(page[0]) + 1
+        assert f"{first}–{first + len(page) - 1}:" in ans.answer.splitlines()[0], q
+        history += ans.as_turns()
+        assert history[-1]["papers"] == page  # "the second one" now points into this page
+    done = _engine(sample_data_dir, embedder, list_max=len(order)).ask(QUESTION)
+    more = _engine(sample_data_dir, embedder, list_max=len(order)).ask("any others?", done.as_turns())
+    assert not more.citations and "whole list" in more.answer
+    assert more.as_turns()[-1]["papers"] == done.as_turns()[-1]["papers"]
+
+
+def test_entries_named_by_position_are_compared_side_by_side(seed_engine):
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    history = first.as_turns()
+    listed = history[-1]["papers"]
+    for q, at in (("compare the first and the third", [0, 2]), ("how do #2 and #1 differ?", [1, 0])):
+        ans = seed_engine.ask(q, history)
+        assert ans.shape == "compare" and ans.table is not None, q
+        assert [ans.retrieved[n - 1].paper.paper_id for n, _ in ans.table.rows] == [listed[k] for k in at], q
+        for n, cells in ans.table.rows:  # each cell is a sentence of that paper's abstract, or not stated
+            assert all(c is None or c in ans.retrieved[n - 1].paper.text for c in cells), q
+        assert ans.as_turns()[-1]["papers"] == listed  # the list stays the one shown
+    ans = seed_engine.ask("what's the last one about?", history)
+    assert [h.paper.paper_id for h in ans.retrieved] == [listed[-1]]
+
+
+def test_a_pick_narrows_the_list_that_later_follow_ups_mean(seed_engine):
+    """After "which of them is about cells", "the first one" and "summarize them" mean the papers picked."""
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    pick = seed_engine.ask("Do any of them work on cells?", first.as_turns())
+    assert pick.shape == "per_paper" and pick.table is not None
+    kept = [pick.retrieved[n - 1].paper.paper_id for n, _ in pick.table.rows]
+    assert 0 < len(kept) < len(first.as_turns()[-1]["papers"])
+    history = first.as_turns() + pick.as_turns()
+    assert history[-1]["papers"] == kept
+    ans = seed_engine.ask("tell me more about the first one", history)
+    assert [h.paper.paper_id for h in ans.retrieved] == kept[:1]
+    ans = seed_engine.ask("main takeaways from these?", history)
+    assert ans.shape == "summary" and {c.paper_id for c in ans.citations} <= set(kept)
+
+
+def test_thanks_in_a_sentence_is_no_question(seed_engine):
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    for q in ("Great list, appreciate it.", "Thanks, I'll go through them."):
+        ans = seed_engine.ask(q, first.as_turns())
+        assert not ans.citations and not ans.refused, q
+        assert ans.as_turns()[-1]["papers"] == first.as_turns()[-1]["papers"], q

@@ -6,11 +6,15 @@ import pytest
 
 from rag.reading.reader import (
     Reader,
+    courtesy_only,
     leans,
+    more_asked,
     number_asked,
+    ordinal,
     parts,
     picked_by,
     pointer,
+    positions,
     shape,
     states_switch,
     topic,
@@ -317,3 +321,88 @@ def test_which_of_them_picks_by_what_follows_and_ranking_them_is_no_pick():
     assert picked_by("What data do they use") is None
     assert picked_by("Which one uses RL") == "RL" and picked_by("which ones deal with proteins") == "proteins"
     assert picked_by("Which one is best?") is None
+
+
+LISTED = [
+    {"role": "user", "content": "Which spotlight papers are about weather forecasting?"},
+    {"role": "assistant", "content": "…", "papers": ["a", "b", "c", "d"]},
+]
+
+
+def test_after_a_list_positions_name_its_entries_and_two_or_more_compare_them():
+    for q, at in (
+        ("what's the 4th one about", 3),
+        ("#2 - which dataset do they use?", 1),
+        ("Who are the authors of paper 3?", 2),
+        ("does number two release code?", 1),
+        ("the last one, what does it report?", -1),
+        ("the first method to use X", None),  # a superlative, not a pointer
+        ("First one needs a baseline", None),
+    ):
+        assert ordinal(q) == at, q
+    for q, at in (
+        ("compare the first two", [0, 1]),
+        ("how is #3 different from #1", [2, 0]),
+        ("2 vs 3 - which is cheaper?", [1, 2]),
+        ("side by side: the first and the last", [0, -1]),
+        ("Llama 2 and Llama 3 results", [1]),  # a name's version is no position
+    ):
+        assert positions(q) == at, q
+    r = _reader()("how do the 4th and 2nd differ?", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.over, r.shown) == ("compare", ("d", "b"), ("a", "b", "c", "d"))
+    r = _reader()("what's the 4th one about", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.how, r.entry) == ("list entry", "d")
+
+
+def test_after_a_list_more_asks_its_next_page_under_its_topic_and_filters():
+    for q in (
+        "show me the rest",
+        "next 10 please",
+        "any others?",
+        "keep going",
+        "more results",
+        "what else is there",
+    ):
+        assert more_asked(q), q
+    for q in ("more on transformers", "what else do they use?", "keep only the spotlights"):
+        assert not more_asked(q) or q.startswith("keep"), q
+    r = _reader()("show me the rest", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.how, r.page, r.topic, r.filters.decision) == (
+        "list",
+        "more",
+        1,
+        "weather forecasting",
+        "spotlight",
+    )
+    paged = [
+        *LISTED,
+        {"role": "user", "content": "next 10"},
+        {"role": "assistant", "content": "…", "papers": ["e"]},
+    ]
+    r = _reader()("more please", paged, _FakeRetrieval(PAPERS))
+    assert (r.page, r.topic) == (2, "weather forecasting")
+    # a filter with "keep" is a filter of the list, not its next page
+    r = _reader()("keep only the orals", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.how, r.page, r.filters.decision, r.topic) == ("over the list", 0, "oral", "weather forecasting")
+    # no list: "more" is an ordinary question
+    assert _reader()("show me the rest", [], _FakeRetrieval(PAPERS)).how != "more"
+
+
+def test_after_a_list_picks_overviews_and_thanks_are_read_from_their_words():
+    assert picked_by("Do any of them use LLMs?") == "LLMs"
+    assert picked_by("are any training-free") == "training-free"
+    assert picked_by("which use the Laplace approximation?") == "Laplace approximation"
+    assert picked_by("which datasets do they use?") is None  # asks every paper
+    assert picked_by("any papers on quantum computing?") is None  # a new list
+    for q in (
+        "main takeaways from these?",
+        "what do these papers have in common",
+        "sum up",
+        "quick overview pls",
+    ):
+        r = _reader()(q, LISTED, _FakeRetrieval(PAPERS))
+        assert (r.shape, r.over) == ("summary", ("a", "b", "c", "d")), q
+    for q in ("thank u", "got it", "This is helpful, thanks a lot", "perfect, ty", "ok"):
+        assert courtesy_only(q), q
+    for q in ("what's V there", "thanks, what about the third one?", "more"):
+        assert not courtesy_only(q), q

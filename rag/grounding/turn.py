@@ -128,7 +128,6 @@ class Turn:
             suggested_question=mended,
             signals=outcome.signals if outcome else {},
             leaned_on=self.reading.base,
-            follows_list=list(self.reading.shown),
             parts=[
                 {
                     "text": pa.part.text,
@@ -139,5 +138,5 @@ class Turn:
                 }
                 for pa in (outcome.parts if outcome else [])
             ],
-            **kw,
+            **{"follows_list": list(self.reading.shown), **kw},
         )

@@ -15,7 +15,7 @@ from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
 from rag.retrieval.names import mentions, named_terms, own_name
-from rag.text import COURTESY, Idf, content_words, negated, without_venue
+from rag.text import COURTESY, Idf, content_words, negated, nltk_stopwords, without_venue
 from rag.types import Hit, Paper
 
 # ------------------------------------------------------------------ lexicon
@@ -30,6 +30,10 @@ MANY_NOUNS = frozenset("papers works studies articles abstracts submissions publ
 LIST_VERBS = frozenset("list find show name enumerate give".split())
 SUMMARY_HEADS = frozenset("summarize summarise summary overview recap".split())
 SUMMARY_WORDS = content_words(" ".join(SUMMARY_HEADS))  # their stems: a summary asked with no topic
+# what a list's papers have in common: "main takeaways from these?", "the big picture", "tl;dr of these"
+OVERVIEW = SUMMARY_HEADS | frozenset(
+    "gist tl tldr themes theme threads trends takeaways common picture sum overall overarching characterize".split()
+)
 COMPARE_WORDS = frozenset("compare compared comparison contrast differ differs difference versus vs".split())
 PRONOUNS = frozenset("it its it's they them their theirs itself themselves he she his her".split())
 # "the method", "the authors": a weak definite that leans on the subject under discussion
@@ -50,7 +54,9 @@ ORDINALS = {
     w: i for i, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth".split())
 }  # a list answer shows 10 lines, a summary 20
 # "the first one", "going back to the second paper": an ordinal pointing at a turn or a list entry
-POINTER_NOUNS = frozenset("one paper work method model approach question study answer entry".split())
+POINTER_NOUNS = frozenset(
+    "one paper work method model approach question study answer entry result item".split()
+)
 # how a question asks for a number
 NUMBER_HEADS = frozenset("many much long large big fast far often accurate".split())  # after "how"
 MEASURES = frozenset(
@@ -119,6 +125,7 @@ class Reading:
     entry: str | None = None  # "the second one" after a list: that listed paper's id
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
     shown: tuple[str, ...] = ()  # the list a follow-up points into (kept for the next follow-up)
+    page: int = 0  # "show me the rest" after a list: which page of the list's papers to show
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
 
     @property
@@ -394,34 +401,96 @@ _CLAUSE_MARKS = str.maketrans({c: "|" for c in ":;,?!—–"})
 
 
 def ordinal(text: str) -> int | None:
-    """The position an ordinal points to ("the second one", "back to the first paper": 1, 0), else None."""
-    for clause in text.translate(_CLAUSE_MARKS).split("|"):
+    """The position an ordinal points to ("the second one", "the 3rd paper", "#2", "paper 2": 1; "the last one":
+    -1), else None."""
+    for clause in text.replace("#", " number ").translate(_CLAUSE_MARKS).split("|"):
         ws = words(clause)
-        for i, w in enumerate(ws):
-            if _ordinal_at(ws, i):
-                return ORDINALS[w]
+        for i in range(len(ws)):
+            at = _position(ws, i)
+            if at is not None:
+                return at
     return None
 
 
-def _ordinal_at(ws: list[str], i: int) -> bool:
-    after = ws[i + 1 : i + 2]
+NUMBERED = frozenset("number paper entry item result position".split())  # "number 2", "paper 3"
+_BETWEEN = frozenset("and or vs versus against with compare between from".split())  # "3 and 9", "2 vs 3"
+CARDINALS = "one two three four five six seven eight nine ten".split()
+
+
+def positions(text: str) -> list[int]:
+    """Every list position a message names, loosely ("compare 1 and 2", "the 4th and 7th", "#6 against #8", "the
+    first three", "the first and last"): two or more make a comparison of those entries."""
+    ws = words(text.replace("#", " number "))
+    near = bool(set(ws) & COMPARE_WORDS)  # "how does 2 differ from 5?"
+    out: list[int] = []
+    for i, w in enumerate(ws):
+        before, after = ws[i - 1 : i], ws[i + 1 : i + 2]
+        count = after and (after[0] in CARDINALS[1:] or after[0].isdigit() and 1 < int(after[0]) <= 10)
+        if w in ("first", "top") and count:  # "the first three", "top 2"
+            out += range(CARDINALS.index(after[0]) + 1 if after[0] in CARDINALS else int(after[0]))
+        elif (
+            w in ORDINALS or w in ("last", "final") or w[:-2].isdigit() and w[-2:] in ("st", "nd", "rd", "th")
+        ):
+            out.append(ORDINALS.get(w, -1) if not w[:-2].isdigit() else int(w[:-2]) - 1)
+        elif (
+            w.isdigit()
+            and 0 < int(w) <= 20
+            and (near or set(before + after) & _BETWEEN or before[:1] in ([], ["number"], ["paper"]))
+        ):
+            out.append(int(w) - 1)
+        elif w in CARDINALS and before == ["number"]:
+            out.append(CARDINALS.index(w))
+    return list(dict.fromkeys(out))
+
+
+def _position(ws: list[str], i: int) -> int | None:
+    """The 0-based position ws[i] points at (-1: the last), or None."""
+    w, after = ws[i], [x.split("'")[0] for x in ws[i + 1 : i + 2]]  # "the 2nd paper's"
+    if i > 0 and ws[i - 1] in NUMBERED and (w in CARDINALS or w.isdigit() and 0 < int(w) <= 20):
+        return CARDINALS.index(w) if w in CARDINALS else int(w) - 1
     if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
-        return False  # "the first method to …": a superlative describing a paper, not a pointer
-    return (
-        i > 0
-        and ws[i - 1] in ("the", "that")
-        and ws[i] in ORDINALS
-        and (not after or after[0] in POINTER_NOUNS)
-    )
+        return None  # "the first method to …": a superlative describing a paper, not a pointer
+    the = i > 0 and ws[i - 1] in ("the", "that")
+    if not (not after and the or after and after[0] in POINTER_NOUNS):
+        return None
+    if w in ("last", "final", "bottom") and (the or after):  # "the last one", "last paper in the list"
+        return -1
+    if w == "top" and after:  # "top one"
+        return 0
+    if w[:-2].isdigit() and w[-2:] in ("st", "nd", "rd", "th") and 0 < int(w[:-2]) <= 20:
+        return int(w[:-2]) - 1
+    return ORDINALS.get(w) if the else None
 
 
 # a message of thanks or assent only: nothing to look up
-COURTESY_ONLY = COURTESY | OPENERS | {"you", "very", "much", "a", "lot", "so", "that's", "perfect", "nice"}
+COURTESY_ONLY = (
+    COURTESY
+    | OPENERS
+    | {
+        *"you u ty very much a lot so that's perfect nice got appreciate appreciated helpful useful exactly needed".split(),
+        *"plenty enough awesome excellent super k".split(),
+    }
+)
+
+
+THANKS = frozenset("thanks thank thx ty cheers merci appreciate appreciated".split())
 
 
 def courtesy_only(text: str) -> bool:
-    """ "thanks!", "ok great": no word beyond thanks and assent."""
-    return not [w for w in words(text) if w not in COURTESY_ONLY]
+    """ "thanks!", "ok great", "This is helpful, thanks a lot": no word beyond thanks, assent and function words
+    (a question mark asks something unless every word is courtesy)."""
+    ws = words(text)
+    stop = nltk_stopwords()
+    asks = [w for w in ws if w not in COURTESY_ONLY and (w.split("'")[0] not in stop - WH - MORE)]
+    said = set(ws) & COURTESY_ONLY - OPENERS or all(w in OPENERS for w in ws)  # "ok", "got it", "thanks"
+    if said and not asks and ("?" not in text or all(w in COURTESY_ONLY for w in ws)):
+        return True
+    # "Thanks, I'll go through them.", "Great list, appreciate it.": thanks in a sentence that asks for nothing
+    asking = set(ws) & (
+        WH | MANY_NOUNS | SUMMARY_HEADS | COMPARE_WORDS | {"tell", "explain", "show", "find", "give", "and"}
+    )
+    thanked = set(ws) & THANKS and "?" not in text and not asking and not named_terms(text)
+    return bool(thanked) and ordinal(text) is None and not more_asked(text)
 
 
 def _own_words(text: str) -> list[str]:
@@ -430,22 +499,55 @@ def _own_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in FRAME and content_words(w)]
 
 
+# the next page of a list: "show me the rest", "next 10 please", "any others?", "keep going", "more results"
+MORE = frozenset(
+    "more rest next others other ones else remaining further additional keep going coming continue page batch "
+    "results see beyond after comes matches matched matching ten same search too also".split()
+)
+
+
+def more_asked(text: str) -> bool:
+    """ "show me the rest", "next 10 please", "any others?", "keep going": the next papers of the list, no topic."""
+    ws = [w for w in words(text) if (w not in FRAME or w in MORE) and not w.isdigit()]
+    own = {w for w in ws if content_words(w) or w in MORE}
+    return bool(own & MORE) and own <= MORE and not set(ws) & PRONOUNS - {"them"}  # "what else do they use?"
+
+
 PICK = "picked from the list"  # "which of them is about biology (, and what data do they use)?"
 _RANKING = frozenset("most best least more better worse fewer".split())  # "which of them is best": no pick
 
 
+def _pick_lead(ws: list[str]) -> tuple[int, bool] | None:
+    """Where the criterion of a pick starts, and whether a verb comes first: "which one(s) uses", "which of them",
+    "any of these", "do any (of them) use", "are any", "which use X" (no "do they": "which datasets do they use?" asks
+    every paper); None when the message asks no pick."""
+    if ws[:1] == ["which"]:
+        if ws[1:2] in (["one"], ["ones"]):
+            return 2, True
+        if ws[1:2] == ["of"]:
+            return 1, True
+        plain_verb = len(ws) >= 4 and ws[1] not in FRAME and not set(ws) & (AUX | PRONOUNS)
+        return (1, True) if plain_verb else None
+    if ws[:1] == ["any"] or ws[:1] in (["do"], ["does"], ["are"], ["is"]) and ws[1:2] == ["any"]:
+        i = ws.index("any") + 1
+        # "any papers on X?" asks for a new list
+        return None if ws[i : i + 1] and ws[i] in PAPER_NOUNS else (i, ws[0] in ("do", "does"))
+    return None
+
+
 def picked_by(text: str) -> str | None:
-    """X of "which (one) of them/these (papers) is about X", "… deal with X" or "which one uses X": what keeps a
-    listed paper. None for another question of the list: "which of them has the highest accuracy?" ranks them."""
+    """X of "which (one) of them/these (papers) is about X", "… deal with X", "which one uses X" or "do any of them
+    use X": what keeps a listed paper. None for another question of the list: "which of them has the highest
+    accuracy?" ranks them."""
     low = words(text)
     ws = _without_openers(low)
-    one = ws[1:2] in (["one"], ["ones"])
-    i = 2 if one else 1
-    if ws[:1] != ["which"] or not one and ws[i : i + 1] != ["of"]:
+    lead = _pick_lead(ws)
+    if lead is None:
         return None
+    i, verb = lead
     if ws[i : i + 1] == ["of"]:
         i += 2  # "of them"
-    elif i < len(ws) and ws[i] not in FRAME:
+    if verb and i < len(ws) and ws[i] not in FRAME:
         i += 2 if ws[i + 1 : i + 2] and ws[i + 1] in _PARTICLES else 1  # "which one uses / deals with X"
     if set(ws[i:]) & _RANKING or any(w.endswith("est") and len(w) > 5 for w in ws[i:]):
         return None
@@ -459,22 +561,43 @@ def picked_by(text: str) -> str | None:
     return " ".join(_WORD.findall(text)[len(low) - len(rest) :])  # in the user's case: "RL", not "rl"
 
 
+EACH = frozenset("each every per".split())
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
 SINGULAR = frozenset("it its it's itself".split())  # one paper
 LIST_PRONOUNS = frozenset("they them their these those".split())  # "summarize them", not "all papers on X"
 
 
 def refers_to_list(text: str) -> bool:
-    """A question about several things already shown: "they", "these papers", "each of them"."""
+    """A question about several things already shown: "they", "these papers", "each of them", "which ones …"."""
     ws = words(text)
+    if (
+        _pick_lead(_without_openers(ws)) is not None or set(ws) & EACH
+    ):  # "which backbone does each use (ViT, …)?"
+        return True
     return bool(set(ws) & (LIST_PRONOUNS | PLURAL)) and not named_terms(text)
 
 
-def list_question(history: list[dict] | None) -> str:
-    """The user's question the last list answered ("" when there is none)."""
+def overview_asked(text: str) -> bool:
+    """ "main takeaways from these?", "what do these papers have in common", "sum up": a summary of the list."""
+    ws = set(words(text))
+    if not ws & OVERVIEW or named_terms(text):
+        return False
+    return (
+        bool(ws & (LIST_PRONOUNS | PLURAL | {"list", "group"})) or set(_own_words(text)) <= OVERVIEW | BRIEF
+    )
+
+
+BRIEF = frozenset("quick short brief briefly main key big general".split())
+
+
+def list_questions(history: list[dict] | None) -> list[str]:
+    """The user's questions up to the one the last list answered ([] when the last answer is no list)."""
     at = max((i for i, m in enumerate(history or []) if m.get("role") == "assistant"), default=-1)
-    asked = [m for m in (history or [])[:at] if m.get("role") == "user" and str(m.get("content", "")).strip()]
-    return without_venue(str(asked[-1]["content"])) if asked and listed(history) else ""
+    return user_turns((history or [])[:at]) if listed(history) else []
+
+
+def _merged(later: Filters, earlier: Filters) -> Filters:
+    return Filters(*(getattr(later, k) or getattr(earlier, k) for k in ("decision", "area", "author")))
 
 
 def listed(history: list[dict] | None) -> list[str]:
@@ -489,8 +612,9 @@ def _pointer(ws: list[str], turns: list[str]) -> int | None:
         if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
             continue  # "the first method to …": a superlative describing a paper, not a pointer
         the = i > 0 and ws[i - 1] in ("the", "that")
-        if _ordinal_at(ws, i):
-            return min(ORDINALS[w], len(turns) - 1)
+        at = _position(ws, i) if w in ORDINALS and the else None
+        if at is not None:
+            return min(at, len(turns) - 1)
         if (
             the
             and w in ("former", "latter", "previous", "earlier", "last")
@@ -597,9 +721,30 @@ class Reader:
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = self._filters(asked)
         shown = listed(history)
-        if shown and filters and not _own_words(asked):  # the page passes a question's filter already taken
+        if (
+            shown and filters and (not _own_words(asked) or more_asked(asked))
+        ):  # "only orals", "keep only orals"
             return self._refilter(asked, filters, history, shown)
+        if shown and more_asked(asked):  # the list's next page: its topic and filters, one page on per "more"
+            about, before = self._list_request(history)
+            page = 1 + sum(1 for _ in takewhile(more_asked, reversed(user_turns(history))))
+            f = _merged(filters, before)
+            more = Reading(asked, about, "list", True, how="more", filters=f, topic=about, shown=tuple(shown))
+            return replace(more, page=page)
         turns = user_turns(history)
+        at = positions(asked) if shown else []
+        if len(at) > 1 and all(-len(shown) <= k < len(shown) for k in at):  # "compare the 2nd and the 7th"
+            return Reading(
+                asked,
+                asked,
+                "compare",
+                how="list entries",
+                terms=tuple(sorted(named_terms(asked))),
+                parts=parts(asked),
+                filters=filters,
+                over=tuple(dict.fromkeys(shown[k] for k in at)),
+                shown=tuple(shown),
+            )
         k = ordinal(asked) if shown else None
         # "the second one", then "what GPU did they use for it?": "it" is still that entry ("they" alone asks
         # the list again: "what datasets do they use?")
@@ -623,7 +768,7 @@ class Reader:
         kind, many = shape(asked)
         # "summarize", "summarize it": a summary that names no topic
         bare = kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
-        if shown and (bare or kind == "summary" and ws & LIST_PRONOUNS):
+        if shown and (bare or kind == "summary" and ws & LIST_PRONOUNS or overview_asked(asked)):
             # "summarize them": the list just shown, under its question's topic
             return Reading(
                 asked,
@@ -632,7 +777,7 @@ class Reader:
                 True,
                 how="over the list",
                 filters=filters,
-                topic=topic(list_question(history) or asked),
+                topic=self._list_request(history)[0] or topic(asked),
                 over=tuple(shown),
                 shown=tuple(shown),
             )
@@ -681,12 +826,22 @@ class Reader:
     ) -> Reading:
         """ "Only the accepted ones", "how many of those were orals?": the list's question asked again with the
         new filter on top of its own (the one lister gives the count)."""
-        before, what = self._filters(plain(list_question(history)))
-        merged = Filters(*(getattr(filters, k) or getattr(before, k) for k in ("decision", "area", "author")))
-        about = topic(what)
+        about, before = self._list_request(history)
+        merged = _merged(filters, before)
         return Reading(
             asked, about, "list", True, how="over the list", filters=merged, topic=about, shown=tuple(shown)
         )
+
+    def _list_request(self, history: list[dict] | None) -> tuple[str, Filters]:
+        """The topic and filters of the list just shown: its question's, back over the "more" and filter-only
+        follow-ups that re-listed it (their filters on top)."""
+        f = Filters()
+        for q in reversed(list_questions(history)):
+            own, what = self._filters(plain(q))
+            f = _merged(f, own)
+            if _own_words(what) and not more_asked(what):
+                return topic(what), f
+        return "", f
 
     def leaning(
         self, reading: Reading, history: list[dict] | None, retrieve: Retrieve, key: tuple = ()

@@ -21,7 +21,7 @@ def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
     reading, evset, outcome, g = turn.reading, turn.evidence, turn.outcome, turn.settings.grounding
     res = res or find(turn.retriever, turn.settings, reading.topic, reading.filters)
     if res.papers:
-        yield from _listed(res, turn, g.list_max)
+        yield from _listed(res, turn, g.list_max, reading.page)
         return
     # why: the words none of the closest covers, else the lister's own reason (a filter, no word to look for)
     what = f" ({reading.filters.describe()})" if reading.filters else ""
@@ -35,17 +35,25 @@ def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
     yield turn.answer(sentences, text=_text(header, sentences))
 
 
-def _listed(res, turn: Turn, limit: int) -> Iterator:
-    """The lister's list: how many match, and the first `limit` quoted."""
-    first = res.papers[:limit]
+def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
+    """The lister's list: how many match, and the `page`th `limit` of them quoted."""
+    first = res.papers[page * limit : (page + 1) * limit]
     author = res.author.name if res.author is not None else None
-    header = prompts.count_header(len(res.papers), len(first), res.complete, author)
+    if not first:  # "show me the rest" of a list already shown in full
+        yield turn.answer([], [], text=prompts.all_listed(len(res.papers)), listed=len(res.papers))
+        return
+    header = prompts.count_header(len(res.papers), len(first), res.complete, author, page * limit)
     hits = [Hit(x.paper, x.score) for x in first]
     sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=1)]
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield turn.answer(
-        sentences, hits, text=_text(header, sentences), listed=len(res.papers), listed_query=res.query
+    yield turn.answer(  # the list shown is these papers ("the second one" points here), not one before
+        sentences,
+        hits,
+        text=_text(header, sentences),
+        listed=len(res.papers),
+        listed_query=res.query,
+        follows_list=[],
     )
 
 

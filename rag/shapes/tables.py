@@ -57,7 +57,7 @@ def per_paper(turn: Turn) -> Iterator:
         if not reading.parts:  # "which of them is about biology?": the sentence that shows it
             cells = [listed_sentence(picked[n], n) for n in papers]
             rows = [(n, [c.text]) for n, c in zip(papers, cells, strict=True)]
-            yield from _table(turn, [reading.topic], rows, cells)
+            yield from _table(turn, [reading.topic], rows, cells, picked)
             return
     part = reading.parts[0] if reading.parts else Part(reading.asked)
     lexical = turn.retriever.bm25()
@@ -67,7 +67,13 @@ def per_paper(turn: Turn) -> Iterator:
         cell = quoted(pa.quotes[0]) if pa.caveat is None and pa.quotes else None
         rows.append((n, [cell.text if cell else None]))
         sentences += [cell] if cell else []
-    yield from _table(turn, [part.text if reading.how == PICK else reading.asked], rows, sentences)
+    yield from _table(
+        turn,
+        [part.text if reading.how == PICK else reading.asked],
+        rows,
+        sentences,
+        papers if reading.how == PICK else None,
+    )
 
 
 def _pick(turn: Turn, papers: list[int], what: str) -> dict[int, Listed]:
@@ -83,11 +89,14 @@ def _pick(turn: Turn, papers: list[int], what: str) -> dict[int, Listed]:
     return {n: on[hits[n - 1].paper.paper_id] for n in papers if hits[n - 1].paper.paper_id in on}
 
 
-def _table(turn: Turn, columns: list[str], rows, sentences) -> Iterator:
+def _table(turn: Turn, columns: list[str], rows, sentences, kept=None) -> Iterator:
+    """`kept`: the listed papers a pick kept, which later follow-ups ("the second one", "summarize them") mean."""
     table = Table(columns, rows)
     text = _render(table, turn.evidence)
     yield text
-    yield turn.answer(sentences, text=text, table=table)
+    hits = turn.evidence.hits
+    narrowed = {} if kept is None else {"follows_list": [hits[n - 1].paper.paper_id for n in kept]}
+    yield turn.answer(sentences, text=text, table=table, **narrowed)
 
 
 def compare(turn: Turn, positions: list[int]) -> Iterator:
