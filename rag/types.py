@@ -181,6 +181,7 @@ class Answer:
     )
     timings: dict[str, float] = field(default_factory=dict)
     listed: int | None = None  # list answers from the lister: how many papers match in all
+    listed_from: int = 0  # "show me the rest": how many of the list earlier pages showed
     # what the lister listed: (topic, decision, area, author), so Find papers shows the same list
     listed_query: tuple[str, str | None, str | None, str | None] | None = None
     # a refused question with each word no abstract uses replaced by the one a typo meant: ask this instead

@@ -188,6 +188,8 @@ def test_refusal_names_what_is_indexed():
 
 
 def test_list_answer_offers_the_whole_list():
+    from rag.types import Citation
+
     a = Answer(
         "Which papers use X?", "30 indexed papers match; the 1 closest:\nP: x [1]", [], [], [], shape="list"
     )
@@ -199,6 +201,10 @@ def test_list_answer_offers_the_whole_list():
     tabs, topic, decision, area, author = ChatHandlers.see_all(s)
     assert tabs.selected == "find" and topic == a.question and decision == "oral" and area == "any"
     assert "Showing 0 of 30" in render.render_chat(s.turns)
+    a.listed_from = 10  # "show me the rest": the note says which of them this page shows
+    a.citations = [Citation(n, f"p{n}", "T", "f", n, "q") for n in range(1, 11)]
+    assert "Showing 11–20 of 30 matching papers. Ask for more" in render.render_chat(s.turns)
+    a.citations, a.listed_from = [], 0
     # the topic and filters the lister listed, not the question's words: Find shows the same list
     a.listed_query = ("speculative decoding", "accepted", None, None)
     _, topic, decision, _, _ = ChatHandlers.see_all(s)

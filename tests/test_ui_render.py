@@ -462,5 +462,6 @@ def test_a_table_answer_shows_a_row_per_paper_with_chips_and_not_stated_cells():
     html = render.render_chat([Turn("q", answer=a, status="done")])
     assert '<table class="paper-table">' in html and html.count("<tr>") == 3
     assert "not stated in the abstract" in html and render.esc(first) in html and 'data-n="1"' in html
+    assert "1 cited paper · 1 not stated" in html  # the count under the table says what the rows show
     md = render.answer_markdown(a)
     assert "| Paper | What data do they use? |" in md and "_not stated_" in md

@@ -578,16 +578,19 @@ def refers_to_list(text: str) -> bool:
 
 
 def overview_asked(text: str) -> bool:
-    """ "main takeaways from these?", "what do these papers have in common", "sum up": a summary of the list."""
+    """ "main takeaways from these?", "what do these papers have in common", "sum up": a summary of the list
+    (naming no topic of its own: "summarize all the papers on X" is a new list)."""
     ws = set(words(text))
     if not ws & OVERVIEW or named_terms(text):
         return False
-    return (
-        bool(ws & (LIST_PRONOUNS | PLURAL | {"list", "group"})) or set(_own_words(text)) <= OVERVIEW | BRIEF
-    )
+    pointed = ws & (LIST_PRONOUNS | PLURAL | {"list", "group"}) and not ws & {"on", "about", "regarding"}
+    return bool(pointed) or set(_own_words(text)) <= OVERVIEW | BRIEF
 
 
-BRIEF = frozenset("quick short brief briefly main key big general".split())
+# words that ask for an overview without naming a topic ("a quick overview of this body of work")
+BRIEF = frozenset(
+    "quick short brief briefly main key big general list group body directions approaches".split()
+)
 
 
 def list_questions(history: list[dict] | None) -> list[str]:

@@ -5,9 +5,10 @@ that Find and `rag list` use, so the same topic and filters give the same count.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from rag import prompts
-from rag.grounding.evidence import quote_sentences
+from rag.grounding.evidence import EvidenceSet, quote_sentences
 from rag.grounding.turn import Turn
 from rag.shapes.lister import Listed, PaperList, find
 from rag.text import unbraced
@@ -23,16 +24,24 @@ def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
     if res.papers:
         yield from _listed(res, turn, g.list_max, reading.page)
         return
-    # why: the words none of the closest covers, else the lister's own reason (a filter, no word to look for)
+    # why: the words none of the closest covers (unless a caveat already says no abstract mentions them), else
+    # the lister's own reason (a filter, no word to look for)
+    said = " ".join(c.text for c in outcome.caveats if c.code == "term_absent").lower()
+    lacking = [w for w in res.lacking if f"“{w.lower()}”" not in said]
     what = f" ({reading.filters.describe()})" if reading.filters else ""
-    why = prompts.no_list_line(reading.topic, res.lacking) if res.lacking else res.why_empty(what)
-    outcome.caveats.append(Caveat("partial_match", why))
+    if lacking or not res.lacking:
+        why = prompts.no_list_line(reading.topic, lacking) if lacking else res.why_empty(what)
+        outcome.caveats.append(Caveat("partial_match", why))
     yield from outcome.caveats
-    shown = evset.papers()[: g.list_closest]
-    sentences = quote_sentences([evset.top(n) for n in shown if evset.top(n)], evset, titled=True)
+    # the closest, numbered 1, 2, 3 as shown
+    shown = [n for n in evset.papers() if evset.top(n)][: g.list_closest]
+    at = {n: i for i, n in enumerate(shown, start=1)}
+    hits = [evset.hits[n - 1] for n in shown] + [h for i, h in enumerate(evset.hits, 1) if i not in at]
+    quotes = [replace(evset.top(n), paper_n=at[n]) for n in shown]
+    sentences = quote_sentences(quotes, EvidenceSet(evset.question, hits), titled=True)
     header = prompts.NO_LIST_HEADER
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield turn.answer(sentences, text=_text(header, sentences))
+    yield turn.answer(sentences, hits, text=_text(header, sentences))
 
 
 def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
@@ -40,7 +49,7 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
     first = res.papers[page * limit : (page + 1) * limit]
     author = res.author.name if res.author is not None else None
     if not first:  # "show me the rest" of a list already shown in full
-        yield turn.answer([], [], text=prompts.all_listed(len(res.papers)), listed=len(res.papers))
+        yield turn.answer([], [], text=prompts.all_listed(len(res.papers)))
         return
     header = prompts.count_header(len(res.papers), len(first), res.complete, author, page * limit)
     hits = [Hit(x.paper, x.score) for x in first]
@@ -52,6 +61,7 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
         hits,
         text=_text(header, sentences),
         listed=len(res.papers),
+        listed_from=page * limit,
         listed_query=res.query,
         follows_list=[],
     )

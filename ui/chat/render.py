@@ -180,9 +180,12 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             'abstracts, so this answer quotes them directly.">extractive answer</span>'
         )
     if answer.citations:
+        cited = {c.paper_id for c in answer.citations}
+        unstated = len(answer.table.rows) - len(cited) if answer.table else 0  # a row "not stated"
         badges.append(
-            f'<span class="badge subtle">{len(answer.citations)} cited '
-            f"{'paper' if len(answer.citations) == 1 else 'papers'}</span>"
+            f'<span class="badge subtle">{len(cited)} cited {"paper" if len(cited) == 1 else "papers"}'
+            + (f" · {unstated} not stated" if unstated > 0 else "")
+            + "</span>"
         )
     if badges:
         parts.append(f'<div class="badges">{"".join(badges)}</div>')
@@ -208,10 +211,13 @@ def _turn(t: Turn, turn: int) -> str:
         bot = f'<div class="bubble error" role="alert">{esc(t.error or "Something went wrong.")}</div>'
     elif t.answer is not None and t.status == "done":
         listed = ""
-        if t.answer.listed and t.answer.listed > len(t.answer.citations):
+        a, n = t.answer.listed_from, len(t.answer.citations)
+        if t.answer.listed and t.answer.listed > n:
+            shown = f"{a + 1}–{a + n}" if a else f"{n}"
+            more = " Ask for more to see the next ones, or the" if a + n < t.answer.listed else " The"
             listed = (
-                f'<div class="list-more">Showing {len(t.answer.citations)} of {t.answer.listed:,} matching '
-                "papers. The <em>See all</em> button under the chat opens every one in Find papers.</div>"
+                f'<div class="list-more">Showing {shown} of {t.answer.listed:,} matching papers.{more} '
+                "<em>See all</em> button under the chat opens every one in Find papers.</div>"
             )
         bot = f'<div class="bubble">{filt}{render_answer_body(t.answer, turn, t.indexed)}{listed}</div>'
     elif t.status == "stopped":
