@@ -231,7 +231,7 @@ def without_venue(text: str) -> str:
 
 
 # words a question is polite with: a typo in one explains no refusal ("Thnaks")
-COURTESY = frozenset("thanks thank thx please pls hello hi hey cheers regards kindly".split())
+COURTESY = frozenset("thanks thank thx please pls plz hello hi hey cheers regards kindly".split())
 
 
 # QWERTY neighbours: a mistyped letter is usually one of the intended letter's

@@ -203,3 +203,21 @@ def test_thanks_in_a_sentence_is_no_question(seed_engine):
         ans = seed_engine.ask(q, first.as_turns())
         assert not ans.citations and not ans.refused, q
         assert ans.as_turns()[-1]["papers"] == first.as_turns()[-1]["papers"], q
+
+
+def test_a_narrowing_lists_the_papers_on_both_the_list_topic_and_the_new_part(seed_engine):
+    from rag.shapes.lister import find
+
+    """ "only the ones about cells": the one lister on the list's topic within cells, not a search for "cells"
+    alone; "more" after it pages that narrowed list."""
+    first = seed_engine.ask("Which papers are about diffusion models?")
+    history = first.as_turns()
+    ans = seed_engine.ask("only the ones about cells", history)
+    assert ans.shape == "list" and ans.listed_query[0] == "cells in diffusion models"
+    # on the 38 seeds the lister's bar lets in every diffusion paper; the one on cells comes first
+    assert 0 < ans.listed <= first.listed and ans.retrieved[0].paper.title.startswith("MorphoDiff")
+    # the one lister's list for that topic: Find papers shows the same count
+    assert find(seed_engine.retriever, seed_engine.settings, "cells in diffusion models").found == ans.listed
+    assert ans.as_turns()[-1]["papers"] == [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)]
+    more = seed_engine.ask("show me the rest", history + ans.as_turns())
+    assert f"all {ans.listed} matching papers" in more.answer and not more.citations

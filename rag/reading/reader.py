@@ -499,6 +499,35 @@ def _own_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in FRAME and content_words(w)]
 
 
+NARROW = frozenset("only just narrow restrict limit filter keep".split())
+_NARROW_SKIP = frozenset(
+    "it them those these down to ones one the about on for in with that which are is".split()
+)
+
+
+def narrowed_to(text: str) -> str:
+    """X of "only the ones about X", "narrow it down to X", "just those dealing with X", "only X ones" after a list:
+    a part the list's papers must also be about ("" when the message narrows nothing)."""
+    low = words(text)
+    ws = _without_openers(low)
+    i = _lead(ws)  # "can you"
+    if i >= len(ws) or ws[i] not in NARROW and not (i and ws[i - 1] in NARROW):
+        return ""
+    i += ws[i] in NARROW
+    if ws[i - 1] == "keep" and ws[i : i + 1] and ws[i] in MORE:  # "keep going"
+        return ""
+    while i < len(ws) and (ws[i] in _NARROW_SKIP or ws[i] in FRAME):
+        i += 1
+    if ws[i + 1 : i + 2] and ws[i + 1] in _PARTICLES:  # "dealing with X", "applied to X"
+        i += 2
+    end = len(ws)
+    while end > i and ws[end - 1] in TAIL | {"ones", "one", "please", "pls", "plz"}:
+        end -= 1
+    if end <= i or set(ws[:i]) & (WH | AUX) - {"can", "could"}:
+        return ""
+    return " ".join(_WORD.findall(text)[len(low) - len(ws) + i : len(low) - len(ws) + end])
+
+
 # the next page of a list: "show me the rest", "next 10 please", "any others?", "keep going", "more results"
 MORE = frozenset(
     "more rest next others other ones else remaining further additional keep going coming continue page batch "
@@ -724,9 +753,12 @@ class Reader:
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = self._filters(asked)
         shown = listed(history)
+        # "only orals", "keep only orals", "narrow it down to the accepted papers"
         if (
-            shown and filters and (not _own_words(asked) or more_asked(asked))
-        ):  # "only orals", "keep only orals"
+            shown
+            and filters
+            and (not set(_own_words(asked)) - NARROW or more_asked(asked) or narrowed_to(asked))
+        ):
             return self._refilter(asked, filters, history, shown)
         if shown and more_asked(asked):  # the list's next page: its topic and filters, one page on per "more"
             about, before = self._list_request(history)
@@ -734,6 +766,13 @@ class Reader:
             f = _merged(filters, before)
             more = Reading(asked, about, "list", True, how="more", filters=f, topic=about, shown=tuple(shown))
             return replace(more, page=page)
+        if shown and narrowed_to(asked):  # "only the ones about X": the list's topic within X, all its papers
+            about, before = self._list_request(history)
+            about = f"{narrowed_to(asked)} in {about}" if about else narrowed_to(asked)
+            f = _merged(filters, before)
+            return Reading(
+                asked, about, "list", True, how="narrowed", filters=f, topic=about, shown=tuple(shown)
+            )
         turns = user_turns(history)
         at = positions(asked) if shown else []
         if len(at) > 1 and all(-len(shown) <= k < len(shown) for k in at):  # "compare the 2nd and the 7th"
@@ -838,12 +877,14 @@ class Reader:
     def _list_request(self, history: list[dict] | None) -> tuple[str, Filters]:
         """The topic and filters of the list just shown: its question's, back over the "more" and filter-only
         follow-ups that re-listed it (their filters on top)."""
-        f = Filters()
+        f, narrower = Filters(), []
         for q in reversed(list_questions(history)):
             own, what = self._filters(plain(q))
             f = _merged(f, own)
-            if _own_words(what) and not more_asked(what):
-                return topic(what), f
+            if narrowed_to(what):  # "only the ones about X": X within the list before
+                narrower.append(narrowed_to(what))
+            elif _own_words(what) and not more_asked(what):
+                return " in ".join([*narrower, topic(what)]), f
         return "", f
 
     def leaning(
