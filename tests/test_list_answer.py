@@ -221,3 +221,22 @@ def test_a_narrowing_lists_the_papers_on_both_the_list_topic_and_the_new_part(se
     assert ans.as_turns()[-1]["papers"] == [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)]
     more = seed_engine.ask("show me the rest", history + ans.as_turns())
     assert f"all {ans.listed} matching papers" in more.answer and not more.citations
+
+
+def test_a_bare_topic_or_a_casual_ask_is_a_list_and_a_papers_own_name_is_not(seed_engine):
+    """ "diffusion models" typed as into a search box, "anything on X?", "what's out there on X": the papers on
+    it; "MorphoDiff" alone is that paper, and a measure asked of a name is a question about it."""
+    for q in (
+        "diffusion models",
+        "anything on diffusion models?",
+        "what's out there on diffusion models",
+        "What work exists on diffusion models?",
+    ):
+        ans = seed_engine.ask(q)
+        assert ans.shape == "list" and ans.listed_query[0] == "diffusion models", q
+    for q in ("MorphoDiff", "MorphoDiff accuracy?"):
+        ans = seed_engine.ask(q)
+        assert ans.shape == "explain" and ans.citations[0].title.startswith("MorphoDiff"), q
+    # in a chat about a paper, a short phrase is a follow-up, not a new list
+    first = seed_engine.ask("What does MorphoDiff do?")
+    assert seed_engine.ask("cell lines", first.as_turns()).shape != "list"

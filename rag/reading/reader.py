@@ -144,6 +144,8 @@ class Reading:
 # The words that frame a request for papers around its topic ("Can you list papers on …", "I'm looking for work
 # that …", "Is there any paper on …", "… - what papers are there?"): none of them is what the papers are about.
 REQUEST = frozenset("you i i'm im am looking searching seeking please anything something list them".split())
+# what asks for whatever the index has on a topic: "anything on X", "what's out there on X", "X - what do you have?"
+TOPIC_ASKS = frozenset("anything stuff out have got been published done exists exist interested".split())
 FRAME = (
     WH
     | AUX
@@ -154,6 +156,7 @@ FRAME = (
     | OPENERS
     | COURTESY
     | REQUEST
+    | TOPIC_ASKS
     | {
         *"there any me some the a an recent all many of on about that for in this these collection here where".split(),
         *"overview summary".split(),
@@ -197,7 +200,7 @@ def segments(text: str) -> list[str]:
 def _lead(ws: list[str]) -> int:
     """How many of the words frame the request ("can you list papers on")."""
     i = 0
-    while i < len(ws) and ws[i] in FRAME:
+    while i < len(ws) and (ws[i] in FRAME or ws[i].split("'")[0] in WH):  # "what's out there on"
         i += 1
     return i
 
@@ -243,7 +246,8 @@ def shape(text: str) -> tuple[str, bool]:
         near = head[i + 1 : i + 5]
         noun = next((x for x in near if x in PAPER_NOUNS or x in MANY_NOUNS), None)
         if w in ("which", "what") and i == 0 and noun and not set(near[: near.index(noun)]) & AUX:
-            return ("list", True) if noun in MANY_NOUNS else ("which", False)
+            many = noun in MANY_NOUNS or w == "what" and noun in _MASS  # "what work exists on X?"
+            return ("list", True) if many else ("which", False)
         if w == "there" and i > 0 and head[i - 1] in ("is", "are", "was") and noun:
             many = noun in MANY_NOUNS or "any" in near
             return ("list", True) if many else ("which", False)
@@ -263,16 +267,33 @@ def shape(text: str) -> tuple[str, bool]:
     if at is not None and set(lead) & _ASKS and not set(lead) & SUMMARY_HEADS:
         noun, one = lead[at], at and lead[at - 1] in ("the", "a", "this", "that")  # "the work that …": one
         return ("list", True) if noun in MANY_NOUNS or noun in _MASS and not one else ("which", False)
+    if at is None and lead[-1:] in (["on"], ["about"]) and set(lead) & TOPIC_ASKS:  # "anything on X", "what's
+        return "list", True  # out there on X", "what do you have on X"
     if set(ws) & COMPARE_WORDS or ("between" in ws and "and" in ws):
         return "compare", False
     # papers asked for elsewhere ("X papers?", "could you pull up papers on X", "X - which papers cover it?"),
     # unless a paper is the subject ("does the paper cite papers on X") or one of some is asked for ("which of
     # the RL papers …", "among them, which one …")
-    listed = any(_lead(low) == len(low) and "list" in low for low in map(words, segments(text)))
+    asks = [low for low in map(words, segments(text)) if _lead(low) == len(low)]  # "X - what's out there?"
+    listed = any("list" in low or set(low) & TOPIC_ASKS for low in asks) and len(asks) < len(segments(text))
     one = "paper" in ws or set(ws) & _SELECT or ws[:2] == ["which", "of"]
     if (set(ws) & _PLAIN_MANY or listed) and not one:
         return "list", True
     return "explain", False
+
+
+ASK_VERBS = frozenset("tell explain describe summarize summarise compare define".split())
+
+
+def topic_only(text: str) -> bool:
+    """A short phrase that names a topic and asks nothing of it ("OOD detection", "find jailbreak attacks on
+    LLMs", "quantum ML?"), as typed into a search box. A description of one paper is longer."""
+    ws = [w for w in _without_openers(words(text)) if w not in COURTESY]
+    while ws[:1] and ws[0] in LIST_VERBS | {"me"}:  # "find …", "show me …"
+        ws = ws[1:]
+    said = {w.split("'")[0] for w in ws}  # a measure asks a value of something ("Lean-STaR pass@64 number?")
+    asks = WH | AUX | PRONOUNS | ASK_VERBS | COMPARE_WORDS | SUMMARY_HEADS | MEASURES
+    return 0 < len(ws) <= 10 and not said & asks
 
 
 def topic(text: str) -> str:
@@ -843,6 +864,14 @@ class Reader:
                 shown=tuple(shown),
             )
         hits: dict[str, list[Hit]] = {}
+        if kind == "explain" and (not turns or shown) and topic_only(asked):
+            # "OOD detection", "LLM watermarking?": the papers on it, unless a paper has it as its own name
+            # ("MorphoDiff", "Lean-STaR pass@64?": that paper's answer)
+            hits[asked] = found = retrieve(asked, filters)
+            # a name is a paper's own when few of the papers found use it ("OOD", "DPO" are topics)
+            names = [t for t in named_terms(asked) if sum(mentions(h.paper.flat, t) for h in found) <= 2]
+            if not any(own_name(h.paper, t) for h in found[:3] for t in names):
+                kind, many = "list", True
         key = (*key, filters.describe())
         base, how, gain, left = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
         if filters.author and not content_words(topic(asked)):  # "papers by NAME": that author's papers
