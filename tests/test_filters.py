@@ -172,3 +172,10 @@ def test_author_filter_and_default(sample_retriever, sample_papers, mode):
 def test_unknown_value_is_user_error(sample_retriever):
     with pytest.raises(UserError, match="Valid areas"):
         sample_retriever.retrieve("graphs", filters=Filters(area="nope"))
+
+
+def test_papers_from_earlier_name_no_author():
+    from rag.retrieval.filters import filters_from_question
+
+    assert not filters_from_question("can you summarize the insect papers from earlier?")[0]
+    assert filters_from_question("papers from bengio")[0].author == "bengio"

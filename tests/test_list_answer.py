@@ -159,8 +159,11 @@ def test_more_after_a_list_shows_its_next_page_then_says_the_list_is_done(sample
         assert [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)] == page, q
         first = order.index(page[0]) + 1
         assert f"{first}–{first + len(page) - 1}:" in ans.answer.splitlines()[0], q
+        assert [h.paper.paper_id for h in ans.retrieved] == order[: first + len(page) - 1]
         history += ans.as_turns()
-        assert history[-1]["papers"] == page  # "the second one" now points into this page
+        assert history[-1]["papers"] == order[: first + len(page) - 1]  # "#3" is the list's third
+    ans = eng.ask("what does #3 do?", history)
+    assert [h.paper.paper_id for h in ans.retrieved] == order[2:3]
     done = _engine(sample_data_dir, embedder, list_max=len(order)).ask(QUESTION)
     more = _engine(sample_data_dir, embedder, list_max=len(order)).ask("any others?", done.as_turns())
     assert not more.citations and "whole list" in more.answer

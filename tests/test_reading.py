@@ -406,3 +406,15 @@ def test_after_a_list_picks_overviews_and_thanks_are_read_from_their_words():
         assert courtesy_only(q), q
     for q in ("what's V there", "thanks, what about the third one?", "more"):
         assert not courtesy_only(q), q
+
+
+def test_after_a_list_what_about_x_and_more_x_papers_are_read_against_the_list():
+    r = _reader()("what about cell microscopy?", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.topic) == ("list", "cell microscopy")
+    r = _reader()("more forecasting papers", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.how, r.page, r.topic) == ("more", 1, "weather forecasting")
+    assert more_asked("more RL papers", "reinforcement learning") and not more_asked(
+        "more papers on RL", "weather"
+    )
+    r = _reader()("what does 3 do?", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.how, r.entry) == ("list entry", "c")

@@ -465,3 +465,12 @@ def test_a_table_answer_shows_a_row_per_paper_with_chips_and_not_stated_cells():
     assert "1 cited paper · 1 not stated" in html  # the count under the table says what the rows show
     md = render.answer_markdown(a)
     assert "| Paper | What data do they use? |" in md and "_not stated_" in md
+
+
+def test_a_paper_not_accepted_is_not_shown_in_the_accepted_colour():
+    from ui.chat.sources_html import _paper_meta
+
+    p = corpus_papers()[0]
+    assert 'class="decision"' in _paper_meta(replace(p, decision="Accept (Oral)"), None, False)
+    for d in ("Reject", "Withdrawn"):
+        assert 'class="decision not-accepted"' in _paper_meta(replace(p, decision=d), None, False)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
 from rag.retrieval.filters import Filters, filters_from_question
-from rag.retrieval.names import mentions, named_terms, own_name
+from rag.retrieval.names import flatten, mentions, named_terms, own_name
 from rag.text import COURTESY, Idf, content_words, negated, nltk_stopwords, without_venue
 from rag.types import Hit, Paper
 
@@ -433,7 +433,7 @@ def ordinal(text: str) -> int | None:
     return None
 
 
-NUMBERED = frozenset("number paper entry item result position".split())  # "number 2", "paper 3"
+NUMBERED = frozenset("number paper entry item result position #".split())  # "number 2", "paper 3"
 _BETWEEN = frozenset("and or vs versus against with compare between from".split())  # "3 and 9", "2 vs 3"
 CARDINALS = "one two three four five six seven eight nine ten".split()
 
@@ -469,6 +469,8 @@ def _position(ws: list[str], i: int) -> int | None:
     w, after = ws[i], [x.split("'")[0] for x in ws[i + 1 : i + 2]]  # "the 2nd paper's"
     if i > 0 and ws[i - 1] in NUMBERED and (w in CARDINALS or w.isdigit() and 0 < int(w) <= 20):
         return CARDINALS.index(w) if w in CARDINALS else int(w) - 1
+    if i > 0 and ws[i - 1] in ("does", "did", "is", "was", "about") and w.isdigit() and 0 < int(w) <= 20:
+        return int(w) - 1  # "what does 6 do?", "tell me about 9"
     if set(ws[i + 1 : i + 3]) & {"to", "that", "which", "who", "ever"}:
         return None  # "the first method to …": a superlative describing a paper, not a pointer
     the = i > 0 and ws[i - 1] in ("the", "that")
@@ -556,9 +558,18 @@ MORE = frozenset(
 )
 
 
-def more_asked(text: str) -> bool:
-    """ "show me the rest", "next 10 please", "any others?", "keep going": the next papers of the list, no topic."""
+def _of_topic(word: str, about: str) -> bool:
+    """A word of the topic, or its words' initials ("RL" of "reinforcement learning")."""
+    return bool(content_words(word)) and (
+        content_words(word) <= content_words(about) or mentions(flatten(about), word)
+    )
+
+
+def more_asked(text: str, about: str = "") -> bool:
+    """ "show me the rest", "next 10 please", "any others?", "keep going", "more SAE papers" (of a list on SAEs):
+    the next papers of the list about `about`, no new topic."""
     ws = [w for w in words(text) if (w not in FRAME or w in MORE) and not w.isdigit()]
+    ws = [w for w in ws if not _of_topic(w, about)]
     own = {w for w in ws if content_words(w) or w in MORE}
     return bool(own & MORE) and own <= MORE and not set(ws) & PRONOUNS - {"them"}  # "what else do they use?"
 
@@ -781,9 +792,13 @@ class Reader:
             and (not set(_own_words(asked)) - NARROW or more_asked(asked) or narrowed_to(asked))
         ):
             return self._refilter(asked, filters, history, shown)
-        if shown and more_asked(asked):  # the list's next page: its topic and filters, one page on per "more"
-            about, before = self._list_request(history)
-            page = 1 + sum(1 for _ in takewhile(more_asked, reversed(user_turns(history))))
+        about, before = self._list_request(history) if shown and set(words(asked)) & MORE else ("", None)
+        if shown and more_asked(
+            asked, about
+        ):  # the list's next page: its topic and filters, one page on per "more"
+            page = 1 + sum(
+                1 for _ in takewhile(lambda q: more_asked(q, about), reversed(user_turns(history)))
+            )
             f = _merged(filters, before)
             more = Reading(asked, about, "list", True, how="more", filters=f, topic=about, shown=tuple(shown))
             return replace(more, page=page)
@@ -864,7 +879,16 @@ class Reader:
                 shown=tuple(shown),
             )
         hits: dict[str, list[Hit]] = {}
-        if kind == "explain" and (not turns or shown) and topic_only(asked):
+        low = _without_openers(words(asked))
+        about_next = shown and low[:2] in (
+            ["what", "about"],
+            ["how", "about"],
+        )  # "what about insects?" after a list
+        if (
+            kind == "explain"
+            and (not turns or shown)
+            and topic_only(" ".join(low[2:]) if about_next else asked)
+        ):
             # "OOD detection", "LLM watermarking?": the papers on it, unless a paper has it as its own name
             # ("MorphoDiff", "Lean-STaR pass@64?": that paper's answer)
             hits[asked] = found = retrieve(asked, filters)

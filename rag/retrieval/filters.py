@@ -255,6 +255,20 @@ _DID = re.compile(
 )
 _POSSESSIVE = re.compile(rf"\b([A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*){{0,3}})['’]s\s+((?:\w+\s+)?{_SPAN})\b")
 _NOT_NAMES = {"iclr", "the", "this", "these", "what", "which", "how", "my", "our", "their", "all", "any"}
+_NOT_NAMES |= {
+    "earlier",
+    "before",
+    "above",
+    "previously",
+    "last",
+    "recent",
+    "here",
+    "there",
+    "then",
+    "now",
+    "a",
+    "an",
+}
 
 
 def _tidy(text: str) -> str:

@@ -33,6 +33,9 @@ def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
         why = prompts.no_list_line(reading.topic, lacking) if lacking else res.why_empty(what)
         outcome.caveats.append(Caveat("partial_match", why))
     yield from outcome.caveats
+    if res.reason:  # no word to look for ("and", "*"): no paper is close to nothing
+        yield turn.answer([], [], text=outcome.caveats[-1].text)
+        return
     # the closest, numbered 1, 2, 3 as shown
     shown = [n for n in evset.papers() if evset.top(n)][: g.list_closest]
     at = {n: i for i, n in enumerate(shown, start=1)}
@@ -52,8 +55,9 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
         yield turn.answer([], [], text=prompts.all_listed(len(res.papers)))
         return
     header = prompts.count_header(len(res.papers), len(first), res.complete, author, page * limit)
-    hits = [Hit(x.paper, x.score) for x in first]
-    sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=1)]
+    # a later page is numbered on from the pages before ("#14" is the list's 14th), which stay its sources
+    hits = [Hit(x.paper, x.score) for x in res.papers[: page * limit + len(first)]]
+    sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=page * limit + 1)]
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
     yield turn.answer(  # the list shown is these papers ("the second one" points here), not one before
@@ -63,7 +67,7 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
         listed=len(res.papers),
         listed_from=page * limit,
         listed_query=res.query,
-        follows_list=[],
+        follows_list=[h.paper.paper_id for h in hits] if page else [],
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.export import ALPHABETICAL, alphabetical, cited_paper, retrieved_papers
+from rag.retrieval.filters import decision_class
 from rag.types import Citation, Hit, Paper
 from ui.chat.answer_text import refusal_text
 from ui.chat.session import Turn
@@ -33,7 +34,11 @@ def _authors(paper: Paper) -> str:
 def _paper_meta(paper: Paper, score: float | None, show_scores: bool) -> str:
     bits = [_authors(paper)] if paper.authors else []
     if paper.decision:
-        bits.append(f'<span class="decision">{esc(paper.decision)}</span>')
+        # not accepted (rejected, withdrawn) is shown apart: green reads as accepted
+        accepted = decision_class(paper.decision) in ("oral", "spotlight", "poster")
+        bits.append(
+            f'<span class="decision{"" if accepted else " not-accepted"}">{esc(paper.decision)}</span>'
+        )
     url = safe_url(paper.url)
     if url:
         bits.append(
