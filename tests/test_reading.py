@@ -418,3 +418,14 @@ def test_after_a_list_what_about_x_and_more_x_papers_are_read_against_the_list()
     )
     r = _reader()("what does 3 do?", LISTED, _FakeRetrieval(PAPERS))
     assert (r.how, r.entry) == ("list entry", "c")
+
+
+def test_after_a_list_a_decision_word_alone_filters_it():
+    r = _reader()("which were oral or spotlight?", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.how, r.filters.decision, r.topic) == (
+        "list",
+        "over the list",
+        "oral",
+        "weather forecasting",
+    )
+    assert _reader()("oral cancer detection", [], _FakeRetrieval(PAPERS)).filters.decision is None

@@ -523,6 +523,11 @@ def _own_words(text: str) -> list[str]:
 
 
 NARROW = frozenset("only just narrow restrict limit filter keep".split())
+# what a decision is said with beyond its filter word: "which were oral or spotlight?" (one filter is taken)
+DECIDED = frozenset(
+    "oral orals spotlight spotlights poster posters accepted rejected presented ended got".split()
+)
+DECISIONS = ("oral", "spotlight", "poster", "accepted", "rejected")
 _NARROW_SKIP = frozenset(
     "it them those these down to ones one the about on for in with that which are is".split()
 )
@@ -655,9 +660,18 @@ BRIEF = frozenset(
 
 
 def list_questions(history: list[dict] | None) -> list[str]:
-    """The user's questions up to the one the last list answered ([] when the last answer is no list)."""
-    at = max((i for i, m in enumerate(history or []) if m.get("role") == "assistant"), default=-1)
-    return user_turns((history or [])[:at]) if listed(history) else []
+    """The user's questions up to the one that brought the list shown ([] when the last answer is no list):
+    answers that only pointed into it ("#2 - how big is their dataset?") keep its papers, so are skipped."""
+    h = history or []
+    said = [i for i, m in enumerate(h) if m.get("role") == "assistant"]
+    if not said or not listed(h):
+        return []
+    at = said[-1]
+    for i in reversed(said[:-1]):
+        if h[i].get("papers") != h[at].get("papers"):
+            break
+        at = i
+    return user_turns(h[:at])
 
 
 def _merged(later: Filters, earlier: Filters) -> Filters:
@@ -786,10 +800,13 @@ class Reader:
             filters, asked = self._filters(asked)
         shown = listed(history)
         # "only orals", "keep only orals", "narrow it down to the accepted papers"
+        said = [d for w in words(asked) if (d := w.rstrip("s")) in DECISIONS]
+        if shown and not filters and said and not set(_own_words(asked)) - NARROW - DECIDED:
+            filters = Filters(decision=said[0])  # "which were oral or spotlight?": the first decision named
         if (
             shown
             and filters
-            and (not set(_own_words(asked)) - NARROW or more_asked(asked) or narrowed_to(asked))
+            and (not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrowed_to(asked))
         ):
             return self._refilter(asked, filters, history, shown)
         about, before = self._list_request(history) if shown and set(words(asked)) & MORE else ("", None)
