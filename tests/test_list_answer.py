@@ -243,3 +243,12 @@ def test_a_bare_topic_or_a_casual_ask_is_a_list_and_a_papers_own_name_is_not(see
     # in a chat about a paper, a short phrase is a follow-up, not a new list
     first = seed_engine.ask("What does MorphoDiff do?")
     assert seed_engine.ask("cell lines", first.as_turns()).shape != "list"
+
+
+def test_a_list_with_no_paper_on_all_of_it_numbers_its_closest_as_shown(seed_engine):
+    ans = seed_engine.ask("papers on graph neural networks for music recommendation")
+    assert ans.shape == "list" and ans.answer.startswith("No indexed paper is about all of it")
+    shown = [c.paper_id for c in sorted(ans.citations, key=lambda c: c.n)]
+    assert [c.n for c in sorted(ans.citations, key=lambda c: c.n)] == list(range(1, len(shown) + 1))
+    assert ans.as_turns()[-1]["papers"] == shown  # "what does 2 do?" is the second shown
+    assert len([c for c in ans.caveats if "music" in c.text.lower()]) == 1  # said once

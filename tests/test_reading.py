@@ -429,3 +429,15 @@ def test_after_a_list_a_decision_word_alone_filters_it():
         "weather forecasting",
     )
     assert _reader()("oral cancer detection", [], _FakeRetrieval(PAPERS)).filters.decision is None
+
+
+def test_a_filter_after_a_narrowing_and_a_comparison_keeps_the_lists_topic():
+    chat = [
+        *LISTED,
+        {"role": "user", "content": "compare 1 and 2"},
+        {"role": "assistant", "content": "…", "papers": ["a", "b", "c", "d"]},
+        {"role": "user", "content": "only the ones about storms"},
+        {"role": "assistant", "content": "…", "papers": ["b", "c"]},
+    ]
+    r = _reader()("which were orals?", chat, _FakeRetrieval(PAPERS))
+    assert (r.shape, r.filters.decision, r.topic) == ("list", "oral", "storms in weather forecasting")

@@ -949,6 +949,8 @@ class Reader:
         follow-ups that re-listed it (their filters on top)."""
         f, narrower = Filters(), []
         for q in reversed(list_questions(history)):
+            if len(positions(q)) > 1 or ordinal(q) is not None or courtesy_only(q) or refers_to_list(q):
+                continue  # "compare 12 and 15", "what does 6 do?": asked of the list, not a list
             own, what = self._filters(plain(q))
             f = _merged(f, own)
             if narrowed_to(what):  # "only the ones about X": X within the list before

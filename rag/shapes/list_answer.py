@@ -44,7 +44,9 @@ def list_answer(turn: Turn, res: PaperList | None = None) -> Iterator:
     sentences = quote_sentences(quotes, EvidenceSet(evset.question, hits), titled=True)
     header = prompts.NO_LIST_HEADER
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
-    yield turn.answer(sentences, hits, text=_text(header, sentences))
+    # "what does 2 do?" next means the second paper shown here
+    shown_ids = [h.paper.paper_id for h in hits[: len(shown)]]
+    yield turn.answer(sentences, hits, text=_text(header, sentences), follows_list=shown_ids)
 
 
 def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
