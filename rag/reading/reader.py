@@ -798,118 +798,20 @@ class Reader:
         asked = plain(without_venue(question))
         if not filters:  # "orals on X", "papers by NAME": the question's own filter
             filters, asked = self._filters(asked)
-        shown = listed(history)
-        # "only orals", "keep only orals", "narrow it down to the accepted papers"
-        said = [d for w in words(asked) if (d := w.rstrip("s")) in DECISIONS]
-        if shown and not filters and said and not set(_own_words(asked)) - NARROW - DECIDED:
-            filters = Filters(decision=said[0])  # "which were oral or spotlight?": the first decision named
-        if (
-            shown
-            and filters
-            and (not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrowed_to(asked))
-        ):
-            return self._refilter(asked, filters, history, shown)
-        about, before = self._list_request(history) if shown and set(words(asked)) & MORE else ("", None)
-        if shown and more_asked(
-            asked, about
-        ):  # the list's next page: its topic and filters, one page on per "more"
-            page = 1 + sum(
-                1 for _ in takewhile(lambda q: more_asked(q, about), reversed(user_turns(history)))
-            )
-            f = _merged(filters, before)
-            more = Reading(asked, about, "list", True, how="more", filters=f, topic=about, shown=tuple(shown))
-            return replace(more, page=page)
-        if shown and narrowed_to(asked):  # "only the ones about X": the list's topic within X, all its papers
-            about, before = self._list_request(history)
-            about = f"{narrowed_to(asked)} in {about}" if about else narrowed_to(asked)
-            f = _merged(filters, before)
-            return Reading(
-                asked, about, "list", True, how="narrowed", filters=f, topic=about, shown=tuple(shown)
-            )
-        turns = user_turns(history)
-        at = positions(asked) if shown else []
-        if len(at) > 1 and all(-len(shown) <= k < len(shown) for k in at):  # "compare the 2nd and the 7th"
-            return Reading(
-                asked,
-                asked,
-                "compare",
-                how="list entries",
-                terms=tuple(sorted(named_terms(asked))),
-                parts=parts(asked),
-                filters=filters,
-                over=tuple(dict.fromkeys(shown[k] for k in at)),
-                shown=tuple(shown),
-            )
-        k = ordinal(asked) if shown else None
-        # "the second one", then "what GPU did they use for it?": "it" is still that entry ("they" alone asks
-        # the list again: "what datasets do they use?")
-        ws = set(words(asked))
-        still = shown and turns and ws & SINGULAR and not ws & PLURAL and not states_switch(asked)
-        if k is None and still:
-            k = ordinal(turns[-1])
-        if k is not None and k < len(shown):  # "the second one": the list's entry, not the chat's turn
-            return Reading(
-                asked,
-                asked,
-                "explain",
-                how="list entry",
-                terms=tuple(sorted(named_terms(asked))),
-                parts=parts(asked),
-                filters=filters,
-                topic=topic(asked),
-                entry=shown[k],
-                shown=tuple(shown),
-            )
+        shown, turns = listed(history), user_turns(history)
+        if shown and (followed := self._on_list(asked, filters, history, shown, turns)):
+            return followed
         kind, many = shape(asked)
-        # "summarize", "summarize it": a summary that names no topic
-        bare = kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
-        if shown and (bare or kind == "summary" and ws & LIST_PRONOUNS or overview_asked(asked)):
-            # "summarize them": the list just shown, under its question's topic
-            return Reading(
-                asked,
-                asked,
-                "summary",
-                True,
-                how="over the list",
-                filters=filters,
-                topic=self._list_request(history)[0] or topic(asked),
-                over=tuple(shown),
-                shown=tuple(shown),
-            )
-        if bare:  # no list and no topic: the paper the chat is on
-            kind, many = "explain", False
-        # "what data do they use?": asked of every listed paper
-        if shown and (refers_to_list(asked) or picked_by(asked)) and kind != "summary":
-            asked_parts = parts(asked)
-            criterion = picked_by(asked_parts[0].text) if asked_parts else None
-            return Reading(
-                asked,
-                asked,
-                "per_paper",
-                True,
-                how="over the list" if criterion is None else PICK,
-                terms=tuple(sorted(named_terms(asked))),
-                parts=asked_parts if criterion is None else asked_parts[1:],
-                filters=filters,
-                topic=topic(asked) if criterion is None else criterion,
-                over=tuple(shown),
-                shown=tuple(shown),
-            )
+        if kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS:
+            kind, many = "explain", False  # "summarize it" with no list: the paper the chat is on
         hits: dict[str, list[Hit]] = {}
         low = _without_openers(words(asked))
-        about_next = shown and low[:2] in (
-            ["what", "about"],
-            ["how", "about"],
-        )  # "what about insects?" after a list
-        if (
-            kind == "explain"
-            and (not turns or shown)
-            and topic_only(" ".join(low[2:]) if about_next else asked)
-        ):
+        about_next = shown and low[:2] in (["what", "about"], ["how", "about"])  # "what about insects?"
+        bare = topic_only(" ".join(low[2:]) if about_next else asked)
+        if kind == "explain" and (not turns or shown) and bare:
             # "OOD detection", "LLM watermarking?": the papers on it, unless a paper has it as its own name
-            # ("MorphoDiff", "Lean-STaR pass@64?": that paper's answer)
+            # ("MorphoDiff"); a name is a paper's own when few of the papers found use it ("OOD" is a topic)
             hits[asked] = found = retrieve(asked, filters)
-            # a name is a paper's own when few of the papers found use it ("OOD", "DPO" are topics)
             names = [t for t in named_terms(asked) if sum(mentions(h.paper.flat, t) for h in found) <= 2]
             if not any(own_name(h.paper, t) for h in found[:3] for t in names):
                 kind, many = "list", True
@@ -932,6 +834,67 @@ class Reader:
             left=left,
             hits=hits,
         )
+
+    def _on_list(self, asked: str, filters: Filters, history, shown: list[str], turns) -> Reading | None:
+        """A follow-up on the list just shown (`shown`, its paper ids), or None: a filter of it, its next page, a
+        narrowing, entries compared, one entry, a summary of it, or a question of every (picked) listed paper."""
+
+        def about_list(kind: str, how: str, **kw) -> Reading:
+            kw = {"terms": tuple(sorted(named_terms(asked))), "parts": parts(asked), "filters": filters, **kw}
+            return Reading(asked, asked, kind, how=how, shown=tuple(shown), **kw)
+
+        # "only orals", "keep only orals", "narrow it down to the accepted papers", "which were oral or spotlight?"
+        said = [d for w in words(asked) if (d := w.rstrip("s")) in DECISIONS]
+        if not filters and said and not set(_own_words(asked)) - NARROW - DECIDED:
+            filters = Filters(decision=said[0])  # the first decision named
+        if filters and (
+            not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrowed_to(asked)
+        ):
+            return self._refilter(asked, filters, history, shown)
+        about, before = self._list_request(history) if set(words(asked)) & MORE else ("", Filters())
+        if more_asked(asked, about):  # the next page: the list's topic and filters, one page on per "more"
+            page = 1 + sum(1 for _ in takewhile(lambda q: more_asked(q, about), reversed(turns)))
+            more = Reading(
+                asked, about, "list", True, how="more", filters=_merged(filters, before), topic=about
+            )
+            return replace(more, page=page, shown=tuple(shown))
+        if narrowed_to(asked):  # "only the ones about X": the list's topic within X, all its papers
+            about, before = self._list_request(history)
+            about = f"{narrowed_to(asked)} in {about}" if about else narrowed_to(asked)
+            f = _merged(filters, before)
+            return Reading(
+                asked, about, "list", True, how="narrowed", filters=f, topic=about, shown=tuple(shown)
+            )
+        at = positions(asked)
+        if len(at) > 1 and all(-len(shown) <= k < len(shown) for k in at):  # "compare the 2nd and the 7th"
+            return about_list("compare", "list entries", over=tuple(dict.fromkeys(shown[k] for k in at)))
+        k = ordinal(asked)
+        # "the second one", then "what GPU did they use for it?": "it" is still that entry ("they" alone asks
+        # the list again: "what datasets do they use?")
+        ws = set(words(asked))
+        if k is None and turns and ws & SINGULAR and not ws & PLURAL and not states_switch(asked):
+            k = ordinal(turns[-1])
+        if k is not None and k < len(shown):  # "the second one": the list's entry, not the chat's turn
+            return about_list("explain", "list entry", topic=topic(asked), entry=shown[k])
+        kind, _ = shape(asked)
+        bare = kind == "summary" and not content_words(topic(asked)) - SUMMARY_WORDS
+        if bare or kind == "summary" and ws & LIST_PRONOUNS or overview_asked(asked):
+            # "summarize them": the list just shown, under its question's topic
+            about = self._list_request(history)[0] or topic(asked)
+            return replace(about_list("summary", "over the list", topic=about, over=tuple(shown)), many=True)
+        if (refers_to_list(asked) or picked_by(asked)) and kind != "summary":
+            # "what data do they use?": asked of every listed paper; "which of them is about X": those on X
+            asked_parts = parts(asked)
+            criterion = picked_by(asked_parts[0].text) if asked_parts else None
+            if criterion is None:
+                return replace(
+                    about_list("per_paper", "over the list", topic=topic(asked), over=tuple(shown)), many=True
+                )
+            rest = asked_parts[1:]
+            return replace(
+                about_list("per_paper", PICK, parts=rest, topic=criterion, over=tuple(shown)), many=True
+            )
+        return None
 
     def _refilter(
         self, asked: str, filters: Filters, history: list[dict] | None, shown: list[str]
