@@ -225,9 +225,8 @@ class Engine:
         decided = None  # (evidence, outcome) of the reading and hits, when already found
         if reading.how == "alone" and reading.shape in ("explain", "which") and user_turns(history):
             reading, hits, decided = self._in_context(turn, hits, history, k, mode)
-        if (
-            reading.shape == "compare" and not reading.over
-        ):  # an item counts when its paper names it as its own
+        # an item compared counts when the paper it finds names it as its own (entries of a list are papers already)
+        if reading.shape == "compare" and not reading.over:
             outright = words(reading.asked)[:1] in (["compare"], ["contrast"])  # or when asked outright
             first: dict[str, Hit] = {}
             for x in compared(reading.asked):

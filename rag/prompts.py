@@ -74,4 +74,5 @@ def count_header(
 
 def all_listed(found: int) -> str:
     """ "show me the rest" of a list shown in full."""
-    return f"That was the whole list: {'the 1 matching paper is' if found == 1 else f'all {found} matching papers are'} above."
+    them = "the 1 matching paper is" if found == 1 else f"all {found} matching papers are"
+    return f"That was the whole list: {them} above."

@@ -433,7 +433,7 @@ def ordinal(text: str) -> int | None:
     return None
 
 
-NUMBERED = frozenset("number paper entry item result position #".split())  # "number 2", "paper 3"
+NUMBERED = frozenset("number paper entry item result position".split())  # "number 2", "paper 3"
 _BETWEEN = frozenset("and or vs versus against with compare between from".split())  # "3 and 9", "2 vs 3"
 CARDINALS = "one two three four five six seven eight nine ten".split()
 

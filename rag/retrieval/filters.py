@@ -255,20 +255,9 @@ _DID = re.compile(
 )
 _POSSESSIVE = re.compile(rf"\b([A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*){{0,3}})['’]s\s+((?:\w+\s+)?{_SPAN})\b")
 _NOT_NAMES = {"iclr", "the", "this", "these", "what", "which", "how", "my", "our", "their", "all", "any"}
-_NOT_NAMES |= {
-    "earlier",
-    "before",
-    "above",
-    "previously",
-    "last",
-    "recent",
-    "here",
-    "there",
-    "then",
-    "now",
-    "a",
-    "an",
-}
+_NOT_NAMES |= set(
+    "earlier before above previously last recent here there then now a an".split()
+)  # "from earlier"
 
 
 def _tidy(text: str) -> str:
