@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag.export import ALPHABETICAL, alphabetical, cited_paper, retrieved_papers
-from rag.retrieval.filters import decision_class
+from rag.retrieval.filters import Filters, decision_class
 from rag.types import Citation, Hit, Paper
 from ui.chat.answer_text import refusal_text
 from ui.chat.session import Turn
@@ -153,6 +153,15 @@ def render_sources(turns: Sequence[Turn], *, show_scores: bool = False) -> str:
             if base
             else ""
         )
+        listed = t.answer.listed_query if t.answer else None
+        if (
+            listed and listed[0]
+        ):  # what a list follow-up listed ("more", "only orals", "only the ones about X")
+            how = Filters(*listed[1:]).describe()
+            read += (
+                f'<div class="for-q read-as">Listed: papers on <span>“{esc(_short(listed[0]))}”</span>'
+                f"{esc(f' ({how})') if how else ''}</div>"
+            )
         sections.append(
             f'<section class="turn-sources" data-turn="{i}"{hidden}>'
             f'<div class="for-q">Sources for: <span>{q}</span></div>{read}'
