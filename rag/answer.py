@@ -14,7 +14,7 @@ from rag import prompts
 from rag.errors import UserError
 from rag.grounding.cite import Judge, bind, clean_claim
 from rag.grounding.evidence import EvidenceSet, blocks, quote_sentences, select
-from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, decide
+from rag.grounding.outcome import INSTRUCTION, NOTHING_RELEVANT, Outcome, asked_words, decide
 from rag.grounding.turn import Clock, Turn
 from rag.index.index import Index
 from rag.models.embedder import get_embedder
@@ -265,6 +265,12 @@ class Engine:
         if reading.shape == "compare" and len(chosen) > 1:
             yield from outcome.caveats
             yield from tables.compare(turn, chosen)
+            return
+        if reading.entry and not asked_words(
+            reading.asked, reading.terms
+        ):  # "tell me more about the 3rd one"
+            yield from outcome.caveats
+            yield from tables.overview(turn)
             return
         yield from self._explain(turn)
 

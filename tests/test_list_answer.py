@@ -57,6 +57,10 @@ def test_a_follow_up_ordinal_is_the_lists_entry_and_a_plural_asks_every_listed_p
     assert len(listed) >= 3 and listed == [c.paper_id for c in sorted(first.citations, key=lambda c: c.n)]
     ans = seed_engine.ask("Tell me more about the second one", history)
     assert {c.paper_id for c in ans.citations} == {listed[1]}
+    # nothing asked of it: its problem, method, data and result sentences, in the abstract's order
+    starts = [s.spans[0][1] for s in ans.sentences]
+    assert len(starts) >= 3 and starts == sorted(starts)
+    assert all(s.text in ans.retrieved[0].paper.text for s in ans.sentences)
     # a list shows up to 10 lines: every ordinal to "tenth" points into it (six seed papers are on diffusion)
     ans = seed_engine.ask("Tell me more about the sixth one", history)
     assert len(listed) >= 6 and [h.paper.paper_id for h in ans.retrieved] == [listed[5]]

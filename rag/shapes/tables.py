@@ -102,24 +102,42 @@ def _table(turn: Turn, columns: list[str], rows, sentences, kept=None) -> Iterat
 def compare(turn: Turn, positions: list[int]) -> Iterator:
     """Two or more papers as a table: rows are the papers, columns what each is about (COLUMNS), each cell
     the paper's sentence that best says it (each sentence used once), or "not stated"."""
-    g, evset = turn.settings.grounding, turn.evidence
-    names = list(COLUMNS)
     rows, sentences = [], []
     for n in positions:
-        own = [e for e in evset.every if e.paper_n == n]
-        if not own:
+        cells, said = _aspects(turn, n)
+        if cells is not None:
+            rows.append((n, cells))
+            sentences += [quoted(e) for e in said]
+    yield from _table(turn, list(COLUMNS), rows, sentences)
+
+
+def overview(turn: Turn) -> Iterator:
+    """ "Tell me more about the third one": the paper's sentences on its problem, method, data and result
+    (COLUMNS), in the abstract's order, each cited."""
+    _, said = _aspects(turn, 1, bar=-np.inf)  # a sentence for each, however weak: the paper's own words
+    sentences = [quoted(e) for e in said]
+    text = "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
+    yield text
+    yield turn.answer(sentences, text=text)
+
+
+def _aspects(turn: Turn, n: int, bar: float | None = None) -> tuple[list[str | None] | None, list]:
+    """Paper `n`'s sentence for each of COLUMNS (the best column-sentence pairs first, each sentence once) or
+    None (scoring under `bar`, default `compare_min`), and the sentences used, in the abstract's order; (None, [])
+    when it has no evidence."""
+    g, names = turn.settings.grounding, list(COLUMNS)
+    own = [e for e in turn.evidence.every if e.paper_n == n]
+    if not own:
+        return None, []
+    score = np.stack([turn.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
+    score[names.index("Method")] += g.contribution_bonus * np.array(
+        [bool(CONTRIBUTION.search(e.text)) for e in own]
+    )
+    cells: list[str | None] = [None] * len(names)
+    used: set[int] = set()
+    for flat in np.argsort(-score, axis=None):
+        c, i = divmod(int(flat), len(own))
+        if cells[c] is not None or i in used or score[c, i] < (g.compare_min if bar is None else bar):
             continue
-        score = np.stack([turn.judge.scores(COLUMNS[c], own) for c in names])  # columns x sentences
-        score[names.index("Method")] += g.contribution_bonus * np.array(
-            [bool(CONTRIBUTION.search(e.text)) for e in own]
-        )
-        cells: list[str | None] = [None] * len(names)
-        used: set[int] = set()
-        for flat in np.argsort(-score, axis=None):  # the best (column, sentence) pairs first, each once
-            c, i = divmod(int(flat), len(own))
-            if cells[c] is not None or i in used or score[c, i] < g.compare_min:
-                continue
-            cells[c], used = quoted(own[i]).text, used | {i}
-        rows.append((n, cells))
-        sentences += [quoted(own[i]) for i in sorted(used)]
-    yield from _table(turn, names, rows, sentences)
+        cells[c], used = quoted(own[i]).text, used | {i}
+    return cells, [own[i] for i in sorted(used, key=lambda i: own[i].start)]
