@@ -212,7 +212,9 @@ def test_list_answer_offers_the_whole_list():
     # the sources panel says what was listed, so "more" or "only orals" shows its topic
     from ui.chat.sources_html import render_sources
 
-    assert "Listed: papers on <span>“speculative decoding”</span> (accepted papers)" in render_sources(s.turns)
+    assert "Listed: papers on <span>“speculative decoding”</span> (accepted papers)" in render_sources(
+        s.turns
+    )
     a.listed = None
     assert ChatHandlers.see_all_button(s)["visible"] is False
 
