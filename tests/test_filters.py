@@ -178,4 +178,6 @@ def test_papers_from_earlier_name_no_author():
     from rag.retrieval.filters import filters_from_question
 
     assert not filters_from_question("can you summarize the insect papers from earlier?")[0]
+    # "There's a paper that …" describes a paper; it was read as a paper by an author named "There"
+    assert not filters_from_question("There's a paper that fine-tunes many checkpoints of an LLM")[0]
     assert filters_from_question("papers from bengio")[0].author == "bengio"
