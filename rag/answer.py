@@ -266,9 +266,8 @@ class Engine:
             yield from outcome.caveats
             yield from tables.compare(turn, chosen)
             return
-        if reading.entry and not asked_words(
-            reading.asked, reading.terms
-        ):  # "tell me more about the 3rd one"
+        # "tell me more about the 3rd one": nothing asked of the entry but what it is
+        if reading.entry and not asked_words(reading.asked, reading.terms):
             yield from outcome.caveats
             yield from tables.overview(turn)
             return

@@ -449,10 +449,8 @@ def positions(text: str) -> list[int]:
         count = after and (after[0] in CARDINALS[1:] or after[0].isdigit() and 1 < int(after[0]) <= 10)
         if w in ("first", "top") and count:  # "the first three", "top 2"
             out += range(CARDINALS.index(after[0]) + 1 if after[0] in CARDINALS else int(after[0]))
-        elif (
-            w in ORDINALS or w in ("last", "final") or w[:-2].isdigit() and w[-2:] in ("st", "nd", "rd", "th")
-        ):
-            out.append(ORDINALS.get(w, -1) if not w[:-2].isdigit() else int(w[:-2]) - 1)
+        elif _nth(w) is not None:
+            out.append(_nth(w))
         elif (
             w.isdigit()
             and 0 < int(w) <= 20
@@ -462,6 +460,15 @@ def positions(text: str) -> list[int]:
         elif w in CARDINALS and before == ["number"]:
             out.append(CARDINALS.index(w))
     return list(dict.fromkeys(out))
+
+
+def _nth(w: str) -> int | None:
+    """The 0-based position an ordinal word names ("second", "2nd"; "last", "final": -1), else None."""
+    if w in ("last", "final"):
+        return -1
+    if w[:-2].isdigit() and w[-2:] in ("st", "nd", "rd", "th"):
+        return int(w[:-2]) - 1
+    return ORDINALS.get(w)
 
 
 def _position(ws: list[str], i: int) -> int | None:
@@ -480,8 +487,9 @@ def _position(ws: list[str], i: int) -> int | None:
         return -1
     if w == "top" and after:  # "top one"
         return 0
-    if w[:-2].isdigit() and w[-2:] in ("st", "nd", "rd", "th") and 0 < int(w[:-2]) <= 20:
-        return int(w[:-2]) - 1
+    n = _nth(w)
+    if n is not None and w not in ORDINALS and 0 <= n < 20:  # "the 2nd one", "4th paper"
+        return n
     return ORDINALS.get(w) if the else None
 
 
@@ -811,9 +819,11 @@ class Reader:
         if kind == "explain" and (not turns or shown) and bare:
             # "OOD detection", "LLM watermarking?": the papers on it, unless a paper has it as its own name
             # ("MorphoDiff"); a name is a paper's own when few of the papers found use it ("OOD" is a topic)
-            hits[asked] = found = retrieve(asked, filters)
-            names = [t for t in named_terms(asked) if sum(mentions(h.paper.flat, t) for h in found) <= 2]
-            if not any(own_name(h.paper, t) for h in found[:3] for t in names):
+            names = named_terms(asked)
+            if names:  # only a name can be a paper's own: look it up then
+                hits[asked] = found = retrieve(asked, filters)
+                names = [t for t in names if sum(mentions(h.paper.flat, t) for h in found) <= 2]
+            if not any(own_name(h.paper, t) for h in hits.get(asked, [])[:3] for t in names):
                 kind, many = "list", True
         key = (*key, filters.describe())
         base, how, gain, left = self._lean(asked, turns, lambda q: retrieve(q, filters), key, hits)
@@ -847,9 +857,8 @@ class Reader:
         said = [d for w in words(asked) if (d := w.rstrip("s")) in DECISIONS]
         if not filters and said and not set(_own_words(asked)) - NARROW - DECIDED:
             filters = Filters(decision=said[0])  # the first decision named
-        if filters and (
-            not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrowed_to(asked)
-        ):
+        narrow = narrowed_to(asked)
+        if filters and (not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrow):
             return self._refilter(asked, filters, history, shown)
         about, before = self._list_request(history) if set(words(asked)) & MORE else ("", Filters())
         if more_asked(asked, about):  # the next page: the list's topic and filters, one page on per "more"
@@ -858,9 +867,9 @@ class Reader:
                 asked, about, "list", True, how="more", filters=_merged(filters, before), topic=about
             )
             return replace(more, page=page, shown=tuple(shown))
-        if narrowed_to(asked):  # "only the ones about X": the list's topic within X, all its papers
+        if narrow:  # "only the ones about X": the list's topic within X, all its papers
             about, before = self._list_request(history)
-            about = f"{narrowed_to(asked)} in {about}" if about else narrowed_to(asked)
+            about = f"{narrow} in {about}" if about else narrow
             f = _merged(filters, before)
             return Reading(
                 asked, about, "list", True, how="narrowed", filters=f, topic=about, shown=tuple(shown)
