@@ -63,7 +63,8 @@ Decision = Annotated[
     typer.Option(
         "--decision",
         help="Only oral|spotlight|poster|accepted|rejected|withdrawn papers, or an exact decision "
-        "('Accept (Oral)', 'Desk Rejected', ...) (env RAG_RETRIEVAL__DECISION).",
+        "('Accept (Oral)', 'Desk Rejected', ...); several, comma-separated, for either ('oral,spotlight') "
+        "(env RAG_RETRIEVAL__DECISION).",
     ),
 ]
 Area = Annotated[

@@ -207,7 +207,9 @@ class RetrievalSettings(BaseModel):
         0.5, "Feedback: weight of the feedback papers' mean vector added to the query vector."
     )
     decision: str | None = D(
-        None, "Only papers with this decision: oral|spotlight|poster|accepted|rejected|withdrawn or exact."
+        None,
+        "Only papers with this decision: oral|spotlight|poster|accepted|rejected|withdrawn or exact; "
+        "several, comma-separated: either.",
     )
     area: str | None = D(None, "Only papers in this primary area (case-insensitive exact match).")
     author: str | None = D(None, "Only papers with an author matching this (substring, case/accent-blind).")

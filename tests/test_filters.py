@@ -107,6 +107,39 @@ QUESTIONS = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("q", "decision", "cleaned"),
+    [
+        ("orals or spotlights on diffusion", "oral, spotlight", "papers on diffusion"),
+        ("orals/spotlights about world models", "oral, spotlight", "papers about world models"),
+        ("non-rejected papers on RL", "accepted", "papers on RL"),
+        ("papers that were not accepted about privacy", "rejected", "papers about privacy"),
+        ("papers that did not get accepted on graphs", "rejected", "papers on graphs"),
+        ("accepted papers but not posters about LLMs", "oral, spotlight", "papers about LLMs"),
+        ("restrict to accepted papers, i don't want rejected stuff", "accepted", None),
+        ("No, I meant orals", "oral", None),  # "no," says no decision is unwanted
+    ],
+)
+def test_several_decisions_and_decisions_not_wanted(q, decision, cleaned):
+    f, rest = filters_from_question(q)
+    assert f.decision == decision
+    if cleaned:
+        assert rest == cleaned
+
+
+def test_a_filter_of_several_decisions_matches_either_and_checks_each(sample_papers):
+    oral, spot, poster, rej = (
+        paper(d) for d in ("Accept (Oral)", "Accept (Spotlight)", "Accept (Poster)", "Reject")
+    )
+    for value in ("oral, spotlight", "oral or spotlight", "oral/spotlight"):
+        f = Filters(value)
+        assert f.matches(oral) and f.matches(spot) and not f.matches(poster) and not f.matches(rej)
+    assert Filters("oral, spotlight").describe() == "orals or spotlights"
+    papers = {p.paper_id: p for p in sample_papers}
+    with pytest.raises(UserError, match="No indexed paper has decision 'maybe'"):
+        Filters("oral, maybe").validate(papers)
+
+
 def test_the_conference_named_in_a_question_is_no_author():
     f, cleaned = filters_from_question("spotlights from iclr25 about diffusion")
     assert (f.decision, f.author) == ("spotlight", None) and "iclr" not in cleaned.lower()

@@ -22,6 +22,7 @@ CASES = [
     ("language models", {"decision": "accepted"}),
     ("orals about image generation", {}),  # the decision read from the topic, by both
     ("graph learning", {"decision": "rejected"}),
+    ("image generation", {"decision": "oral,spotlight"}),  # either
     ("optimization", {"area": "optimization"}),
     ("*", {}),  # nothing to look for: both empty
 ]
@@ -57,6 +58,8 @@ def test_find_and_rag_list_give_the_same_list(
         ("Which papers are about reinforcement learning?", "reinforcement learning", {}),
         ("Which orals are about image generation?", "image generation", {"decision": "oral"}),
         ("List the accepted papers on language models", "language models", {"decision": "accepted"}),
+        ("Orals or spotlights on image generation?", "image generation", {"decision": "oral, spotlight"}),
+        ("language models papers, not the rejected ones", "language models", {"decision": "accepted"}),
         ("Can you find papers that deal with reinforcement learning? Thanks!", "reinforcement learning", {}),
     ],
 )

@@ -425,9 +425,12 @@ def test_after_a_list_a_decision_word_alone_filters_it():
     assert (r.shape, r.how, r.filters.decision, r.topic) == (
         "list",
         "over the list",
-        "oral",
+        "oral, spotlight",  # either
         "weather forecasting",
     )
+    # a decision said after "remove" is one the user does not want
+    r = _reader()("can u remove the rejected ones, i want only accepted", LISTED, _FakeRetrieval(PAPERS))
+    assert (r.how, r.filters.decision) == ("over the list", "accepted")
     assert _reader()("oral cancer detection", [], _FakeRetrieval(PAPERS)).filters.decision is None
 
 

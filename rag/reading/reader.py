@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
-from rag.retrieval.filters import Filters, filters_from_question
+from rag.retrieval.filters import Filters, decisions_said, filters_from_question
 from rag.retrieval.names import flatten, mentions, named_terms, own_name
 from rag.text import COURTESY, Idf, content_words, negated, nltk_stopwords, without_venue
 from rag.types import Hit, Paper
@@ -531,11 +531,11 @@ def _own_words(text: str) -> list[str]:
 
 
 NARROW = frozenset("only just narrow restrict limit filter keep".split())
-# what a decision is said with beyond its filter word: "which were oral or spotlight?" (one filter is taken)
+# what a decision is said with beyond its filter word: "which were oral or spotlight?"
 DECIDED = frozenset(
-    "oral orals spotlight spotlights poster posters accepted rejected presented ended got".split()
+    "oral orals spotlight spotlights poster posters accepted rejected presented ended got "
+    "remove exclude drop hide without except want".split()  # "remove the rejected ones, i want only accepted"
 )
-DECISIONS = ("oral", "spotlight", "poster", "accepted", "rejected")
 _NARROW_SKIP = frozenset(
     "it them those these down to ones one the about on for in with that which are is".split()
 )
@@ -854,9 +854,9 @@ class Reader:
             return Reading(asked, asked, kind, how=how, shown=tuple(shown), **kw)
 
         # "only orals", "keep only orals", "narrow it down to the accepted papers", "which were oral or spotlight?"
-        said = [d for w in words(asked) if (d := w.rstrip("s")) in DECISIONS]
+        said, _ = decisions_said(asked, bare=True)
         if not filters and said and not set(_own_words(asked)) - NARROW - DECIDED:
-            filters = Filters(decision=said[0])  # the first decision named
+            filters = Filters(decision=said)
         narrow = narrowed_to(asked)
         if filters and (not set(_own_words(asked)) - NARROW - DECIDED or more_asked(asked) or narrow):
             return self._refilter(asked, filters, history, shown)

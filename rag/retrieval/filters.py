@@ -84,6 +84,23 @@ def area_key(area: str | None) -> str:
     return fold(html.unescape(area or ""))
 
 
+ACCEPTED = ("oral", "spotlight", "poster")
+_LABELS = {
+    "oral": "orals",
+    "spotlight": "spotlights",
+    "poster": "posters",
+    "accepted": "accepted papers",
+    "rejected": "rejected papers",
+    "withdrawn": "withdrawn papers",
+    "desk_rejected": "desk-rejected papers",
+}
+
+
+def _decision_values(value: str) -> list[str]:
+    """ "oral, spotlight", "oral or spotlight", "oral/spotlight": either decision."""
+    return [v for v in re.split(r"\s*(?:,|/|\+|\bor\b|\band\b)\s*", value) if v.strip()]
+
+
 def _decision_key(value: str) -> str:
     v = fold(value).replace("-", " ").replace("_", " ")
     aliases = {
@@ -118,16 +135,20 @@ class Filters:
 
     # ------------------------------------------------------------ matching
     def decision_matches(self, decision: str | None) -> bool:
+        """One of the filter's decisions ("oral, spotlight": either) is the paper's."""
         if not self.decision:
             return True
-        key = _decision_key(self.decision)
-        if key == "accepted":
-            return decision_class(decision) in ("oral", "spotlight", "poster") or fold(
-                decision or ""
-            ).startswith("accept")
-        if key in DECISION_CLASSES:
-            return decision_class(decision) == key
-        return fold(decision or "") == fold(self.decision)
+        for value in _decision_values(self.decision):
+            key = _decision_key(value)
+            if key == "accepted":
+                if decision_class(decision) in ACCEPTED or fold(decision or "").startswith("accept"):
+                    return True
+            elif key in DECISION_CLASSES:
+                if decision_class(decision) == key:
+                    return True
+            elif fold(decision or "") == fold(value):
+                return True
+        return False
 
     def area_matches(self, area: str | None) -> bool:
         return not self.area or area_key(area) == area_key(self.area)
@@ -165,17 +186,10 @@ class Filters:
         """'orals, in "reinforcement learning", by an author matching "Bengio"'; '' when unfiltered."""
         parts = []
         if self.decision:
-            key = _decision_key(self.decision)
-            plural = {"oral": "orals", "spotlight": "spotlights", "poster": "posters"}
-            parts.append(
-                plural.get(key)
-                or {
-                    "accepted": "accepted papers",
-                    "rejected": "rejected papers",
-                    "withdrawn": "withdrawn papers",
-                    "desk_rejected": "desk-rejected papers",
-                }.get(key, f'decision "{self.decision}"')
-            )
+            labels = [
+                _LABELS.get(_decision_key(v), f'decision "{v}"') for v in _decision_values(self.decision)
+            ]
+            parts.append(" or ".join(labels))
         if self.area:
             parts.append(f'in "{self.area}"')
         if self.author:
@@ -191,10 +205,12 @@ class Filters:
         if not self:
             return set(papers)
         values = list(papers.values())
-        if self.decision and not any(self.decision_matches(p.decision) for p in values):
+        for value in _decision_values(self.decision or ""):  # each of "oral, spotlight"
+            if any(Filters(value).decision_matches(p.decision) for p in values):
+                continue
             corpus = sorted({p.decision for p in values if p.decision})
             raise UserError(
-                f"No indexed paper has decision '{self.decision}'. Use one of: {', '.join(DECISION_WORDS)}"
+                f"No indexed paper has decision '{value}'. Use one of: {', '.join(DECISION_WORDS)}"
                 + (f", or exactly: {', '.join(corpus)}." if corpus else " (the index holds no decisions).")
             )
         if self.area and not any(self.area_matches(p.primary_area) for p in values):
@@ -216,6 +232,7 @@ class Filters:
 # ---------------------------------------------------------------- from a question
 _SPAN = r"(?:papers?|submissions?|works?|ones|abstracts?)"
 _AS = r"(?:(?:were|was|are|is|got|get)\s+)?(?:accepted\s+)?as\s+(?:an?\s+)?"
+_GOT = r"(?:got|get|gets|received|won)\s+(?:an?\s+)?"  # "got an oral"
 _DECISION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("desk_rejected", re.compile(rf"\bdesk[- ]?reject(?:ed|ions?)?(?:\s+{_SPAN})?", re.I)),
     (
@@ -228,18 +245,86 @@ _DECISION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ),
     (
         "oral",
-        re.compile(rf"\b(?:orals\b|oral\s+(?:presentations?\s+)?{_SPAN}|{_AS}oral)\b", re.I),
+        re.compile(rf"\b(?:orals\b|oral\s+(?:presentations?\b|{_SPAN})|{_AS}orals?|{_GOT}oral)\b", re.I),
     ),
     (
         "spotlight",
-        re.compile(rf"\b(?:spotlights\b|spotlight\s+{_SPAN}|{_AS}spotlight)\b", re.I),
+        re.compile(
+            rf"\b(?:spotlights\b|spotlight\s+(?:presentations?\b|{_SPAN})|{_AS}spotlights?|{_GOT}spotlight)\b",
+            re.I,
+        ),
     ),
-    ("poster", re.compile(rf"\b(?:posters\b|poster\s+{_SPAN}|{_AS}poster)\b", re.I)),
+    (
+        "poster",
+        re.compile(
+            rf"\b(?:posters\b|poster\s+(?:presentations?\b|{_SPAN})|{_AS}posters?|{_GOT}poster)\b", re.I
+        ),
+    ),
     (
         "accepted",
         re.compile(rf"\baccepted(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+accepted\b", re.I),
     ),
 ]
+# "not", "remove the", "excluding the": the decision that follows is one the user does not want
+_NEGATION = re.compile(
+    r"\b(?:not|no|non|without|except|excluding|exclude|remove|drop|skip|minus|hide|ignore|filter\s+out|"
+    r"get\s+rid\s+of|other\s+than|leave\s+out|(?:don'?t|do\s+not)\s+(?:want|need|show)(?:\s+to\s+\w+)?|(?:did|was|were|are|is)(?:n'?t|\s+not))(?:[\s-]+(?:the|any|all|those|these|of|get|got|be|been))*[\s-]*$",
+    re.I,
+)
+DECIDED = (
+    "oral",
+    "spotlight",
+    "poster",
+    "rejected",
+)  # what "not X" leaves: withdrawn papers were not decided
+_BARE = [(c, re.compile(rf"\b{c}s?\b", re.I)) for c in ACCEPTED]  # "which were oral or spotlight?"
+
+
+_THAT_WERE = re.compile(
+    r"\s+(?:that|which)(?:\s+(?:were|was|got|are|is|did|have\s+been|had\s+been))?(?:\s+(?:get|be|been))?$",
+    re.I,
+)
+
+
+_JOINED_BEFORE = re.compile(r"\b(oral|spotlight|poster)s?\s*(?:,|/|\+|&|\bor\b|\band\b)\s*$", re.I)
+_JOINED_AFTER = re.compile(r"^\s*(?:,|/|\+|&|\bor\b|\band\b)\s*(oral|spotlight|poster)s?\b", re.I)
+
+
+def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tuple[int, int]]]:
+    """The decisions a message asks for, as one filter value ("oral, spotlight"), and where they were said:
+    "orals or spotlights" is either; "remove the rejected ones, only accepted" and "papers not accepted" drop
+    the decisions said after a negation. `bare` also reads "oral" alone (a filter follow-up on a list)."""
+    spans: list[tuple[int, int]] = []
+    want: list[str] = []
+    drop: set[str] = set()
+    for cls, pat in _DECISION_PATTERNS + (_BARE if bare else []):
+        for m in pat.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in spans):  # "desk rejected", "accepted as oral"
+                continue
+            spans.append((m.start(), m.end()))
+            (drop.add if _NEGATION.search(text[: m.start()]) else want.append)(cls)
+    # "oral or spotlight papers", "posters + orals": the decisions joined to one said
+    for a, b in list(spans):
+        joined = [(m, 0) for m in _JOINED_BEFORE.finditer(text[:a])]
+        joined += [(m, b) for m in _JOINED_AFTER.finditer(text[b:])]
+        for m, at in joined:
+            x, y = at + m.start(1), at + m.end(1)
+            if not any(c < y and x < d for c, d in spans):
+                spans.append((x, y))
+                (drop.add if _NEGATION.search(text[: min(a, x)]) else want.append)(m.group(1).lower())
+    if not spans:
+        return None, []
+    classes = [c for c in DECISION_CLASSES if c in _classes(want or DECIDED)]
+    keep = [c for c in classes if c not in _classes(drop)]
+    if set(ACCEPTED) <= set(keep):  # the three accepted kinds: "accepted"
+        keep = ["accepted"] + [c for c in keep if c not in ACCEPTED]
+    return (", ".join(keep) or None), spans
+
+
+def _classes(said) -> set[str]:
+    return {c for d in said for c in (ACCEPTED if d == "accepted" else (d,))}
+
+
 # "papers by Yoshua Bengio", "work from J. Doe", "authored by Ana Núñez", "Bengio's papers"
 _STOP = (
     r"(?:on|about|in|into|that|which|who|with|for|and|or|at|the|to|regarding|using|published|"
@@ -262,7 +347,7 @@ _NOT_NAMES |= set(
 
 def _tidy(text: str) -> str:
     text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
-    text = re.sub(r"\b(papers?)\s+\1\b", r"\1", text, flags=re.I)
+    text = re.sub(r"\b(papers?)(?:\s*(?:,|/|\+|\bor\b|\band\b|\bbut\b))?\s*\1\b", r"\1", text, flags=re.I)
     return text.strip(" ,")
 
 
@@ -270,16 +355,16 @@ def filters_from_question(question: str) -> tuple[Filters, str]:
     """Detect a decision ("orals", "rejected papers", "accepted papers", "withdrawn") and an author
     ("papers by NAME", "NAME's papers") in a question: (the filters, the question with those words
     replaced by "papers"). The caller shows the user which filter was applied (`Filters.describe()`)."""
-    decision = author = None
+    author = None
     cleaned = without_venue(question)  # "spotlights from iclr25 about …": no author named "iclr25"
-    for cls, pat in _DECISION_PATTERNS:
-        m = pat.search(cleaned)
-        if m:
-            decision = cls
-            before = cleaned[: m.start()].rstrip()
-            repl = "" if re.search(rf"\b{_SPAN}$", before, re.I) else "papers"
-            cleaned = f"{before} {repl} {cleaned[m.end() :].lstrip()}"
-            break
+    decision, spans = decisions_said(cleaned)
+    for a, b in sorted(spans, reverse=True):
+        before = _NEGATION.sub("", cleaned[:a].rstrip()).rstrip()
+        before = _THAT_WERE.sub("", before).rstrip()  # "papers that were (not) accepted": "papers"
+        repl = "" if re.search(rf"\b{_SPAN}\b", before, re.I) else "papers"  # "papers on X that got an oral"
+        if not repl:  # "accepted papers but not posters about X"
+            before = re.sub(r"\s*(?:,|\bbut\b|\band\b|\bor\b)$", "", before, flags=re.I)
+        cleaned = f"{before} {repl} {cleaned[b:].lstrip()}"
     m = _BY.search(cleaned) or _DID.search(cleaned)
     if m and m.group(2).split()[0].lower() not in _NOT_NAMES:
         author = m.group(2).strip(" .'")

@@ -179,7 +179,11 @@ def _build_settings(top_k: int, mode: str, profiles: list[str], profile: str) ->
         )
         show_scores = gr.Checkbox(False, label="Show retrieval scores", elem_id="show-scores")
         chat_decision = gr.Dropdown(
-            DECISIONS, value=ANY, label="Only papers with decision", elem_id="chat-decision"
+            DECISIONS,
+            value=ANY,
+            label="Only papers with decision",
+            elem_id="chat-decision",
+            allow_custom_value=True,  # "oral, spotlight": either
         )
         chat_area = gr.Dropdown([ANY], value=ANY, label="Only papers in primary area", elem_id="chat-area")
         chat_author = gr.Textbox(

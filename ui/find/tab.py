@@ -98,7 +98,14 @@ def _build_find_controls() -> tuple:
             scale=3,
             min_width=240,
         )
-        decision = gr.Dropdown(DECISIONS, value=ANY, label="Decision", elem_id="find-decision", min_width=150)
+        decision = gr.Dropdown(
+            DECISIONS,
+            value=ANY,
+            label="Decision",
+            elem_id="find-decision",
+            min_width=150,
+            allow_custom_value=True,  # "oral, spotlight": either
+        )
         area = gr.Dropdown([ANY], value=ANY, label="Primary area", elem_id="find-area", min_width=200)
         author = gr.Textbox(label="Author", placeholder="any", lines=1, elem_id="find-author", min_width=150)
         find_btn = gr.Button("Find", variant="primary", elem_id="find-btn", scale=0, min_width=90)
