@@ -265,29 +265,29 @@ _DECISION_PATTERNS: list[tuple[str, re.Pattern]] = [
         re.compile(rf"\baccepted(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+accepted\b", re.I),
     ),
 ]
-# "not", "remove the", "excluding the": the decision that follows is one the user does not want
+# "not", "remove the", "excluding the", "that aren't": the decision that follows is one the user does not want
 _NEGATION = re.compile(
     r"\b(?:not|no|non|without|except|excluding|exclude|remove|drop|skip|minus|hide|ignore|filter\s+out|"
-    r"get\s+rid\s+of|other\s+than|leave\s+out|(?:don'?t|do\s+not)\s+(?:want|need|show)(?:\s+to\s+\w+)?|(?:did|was|were|are|is)(?:n'?t|\s+not))(?:[\s-]+(?:the|any|all|those|these|of|get|got|be|been))*[\s-]*$",
+    r"get\s+rid\s+of|other\s+than|leave\s+out|(?:don'?t|do\s+not)\s+(?:want|need|show)(?:\s+to\s+\w+)?|"
+    r"(?:did|was|were|are|is)(?:n'?t|\s+not))(?:[\s-]+(?:the|any|all|those|these|of|get|got|be|been))*[\s-]*$",
     re.I,
 )
-DECIDED = (
-    "oral",
-    "spotlight",
-    "poster",
-    "rejected",
-)  # what "not X" leaves: withdrawn papers were not decided
-_BARE = [(c, re.compile(rf"\b{c}s?\b", re.I)) for c in ACCEPTED]  # "which were oral or spotlight?"
-
-
+# what "not X" leaves: withdrawn and desk-rejected papers were not decided on
+_DECIDED = ("oral", "spotlight", "poster", "rejected")
+_BARE = re.compile(
+    r"\b(oral|spotlight|poster)s?\b", re.I
+)  # "which were oral or spotlight?" (a list follow-up)
+# "papers that were (not) accepted", "papers that aren't posters": "papers"
 _THAT_WERE = re.compile(
     r"\s+(?:that|which)(?:\s+(?:were|was|got|are|is|did|have\s+been|had\s+been))?(?:\s+(?:get|be|been))?$",
     re.I,
 )
-
-
-_JOINED_BEFORE = re.compile(r"\b(oral|spotlight|poster)s?\s*(?:,|/|\+|&|\bor\b|\band\b)\s*$", re.I)
-_JOINED_AFTER = re.compile(r"^\s*(?:,|/|\+|&|\bor\b|\band\b)\s*(oral|spotlight|poster)s?\b", re.I)
+# a decision word joined to one said: "oral or spotlight papers", "posters + orals"
+_JOINED = re.compile(
+    r"\b(oral|spotlight|poster)s?\s*(?:,|/|\+|&|\bor\b|\band\b)\s*$|"
+    r"^\s*(?:,|/|\+|&|\bor\b|\band\b)\s*(oral|spotlight|poster)s?\b",
+    re.I,
+)
 
 
 def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tuple[int, int]]]:
@@ -297,24 +297,23 @@ def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tupl
     spans: list[tuple[int, int]] = []
     want: list[str] = []
     drop: set[str] = set()
-    for cls, pat in _DECISION_PATTERNS + (_BARE if bare else []):
+    patterns = _DECISION_PATTERNS + ([(None, _BARE)] if bare else [])
+    for cls, pat in patterns:
         for m in pat.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in spans):  # "desk rejected", "accepted as oral"
                 continue
             spans.append((m.start(), m.end()))
-            (drop.add if _NEGATION.search(text[: m.start()]) else want.append)(cls)
-    # "oral or spotlight papers", "posters + orals": the decisions joined to one said
-    for a, b in list(spans):
-        joined = [(m, 0) for m in _JOINED_BEFORE.finditer(text[:a])]
-        joined += [(m, b) for m in _JOINED_AFTER.finditer(text[b:])]
-        for m, at in joined:
-            x, y = at + m.start(1), at + m.end(1)
-            if not any(c < y and x < d for c, d in spans):
-                spans.append((x, y))
-                (drop.add if _NEGATION.search(text[: min(a, x)]) else want.append)(m.group(1).lower())
+            (drop.add if _NEGATION.search(text[: m.start()]) else want.append)(cls or m.group(1).lower())
+    for a, b in spans:  # "oral, spotlight or poster papers": the decisions joined to one said (new ones too)
+        for at, m in [(0, _JOINED.search(text[:a])), (b, _JOINED.search(text[b:]))]:
+            g = 1 if m and m.group(1) else 2
+            if not m or any(c < at + m.end(g) and at + m.start(g) < d for c, d in spans):
+                continue
+            spans.append((at + m.start(g), at + m.end(g)))
+            (drop.add if _NEGATION.search(text[:a]) else want.append)(m.group(g).lower())
     if not spans:
         return None, []
-    classes = [c for c in DECISION_CLASSES if c in _classes(want or DECIDED)]
+    classes = [c for c in DECISION_CLASSES if c in _classes(want or _DECIDED)]
     keep = [c for c in classes if c not in _classes(drop)]
     if set(ACCEPTED) <= set(keep):  # the three accepted kinds: "accepted"
         keep = ["accepted"] + [c for c in keep if c not in ACCEPTED]
@@ -347,7 +346,11 @@ _NOT_NAMES |= set(
 
 def _tidy(text: str) -> str:
     text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
-    text = re.sub(r"\b(papers?)(?:\s*(?:,|/|\+|\bor\b|\band\b|\bbut\b))?\s*\1\b", r"\1", text, flags=re.I)
+    n = 1
+    while n:  # "papers, papers or papers": "papers"
+        text, n = re.subn(
+            r"\b(papers?)(?:\s*(?:,|/|\+|\bor\b|\band\b|\bbut\b))?\s*\1\b", r"\1", text, flags=re.I
+        )
     return text.strip(" ,")
 
 
