@@ -255,6 +255,8 @@ def answer_part(
     scores = raw = judge.scores(text, pool)
     match = float(scores.max())
     words = asked_words(part.text, reading.terms)
+    if reading.base and words:  # the turn leaned on chose the paper; the follow-up's own words, its sentences
+        scores = raw = judge.scores(part.text, pool)
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
     numbered = 1.0
     thing = content_words(part.thing) - FRAME - HEADS  # "how large is it?" counts no thing
