@@ -27,6 +27,12 @@ def test_a_list_answer_uses_the_lister(sample_data_dir, embedder):
         assert f"[{c.n}]" in ans.answer
     assert all(s.supported and s.citations for s in ans.sentences)
     assert ans.to_json()["listed"] == ans.listed
+    # each entry says its paper's decision: "Title (Oral): …", "Title (Rejected): …"
+    for s in ans.sentences:
+        paper = papers[next(c.paper_id for c in ans.citations if c.n == s.citations[0])]
+        word = {"Accept (Oral)": "Oral", "Accept (Poster)": "Poster", "Accept (Spotlight)": "Spotlight"}
+        word |= {"Reject": "Rejected", "Desk Rejected": "Desk-rejected"}
+        assert s.text.startswith(f"{paper.title} ({word.get(paper.decision, paper.decision)}): "), s.text
 
 
 def test_a_list_answer_keeps_the_request_filters(sample_data_dir, embedder):

@@ -10,6 +10,7 @@ from dataclasses import replace
 from rag import prompts
 from rag.grounding.evidence import EvidenceSet, quote_sentences
 from rag.grounding.turn import Turn
+from rag.retrieval.filters import decision_class
 from rag.shapes.lister import Listed, PaperList, find
 from rag.text import unbraced
 from rag.types import Caveat, Hit, Sentence
@@ -59,7 +60,7 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
     header = prompts.count_header(len(res.papers), len(first), res.complete, author, page * limit)
     # a later page is numbered on from the pages before ("#14" is the list's 14th), which stay its sources
     hits = [Hit(x.paper, x.score) for x in res.papers[: page * limit + len(first)]]
-    sentences = [listed_sentence(x, n, x.paper.label) for n, x in enumerate(first, start=page * limit + 1)]
+    sentences = [listed_sentence(x, n, decided(x.paper)) for n, x in enumerate(first, start=page * limit + 1)]
     yield from turn.outcome.caveats
     yield header + "\n" + "\n".join(f"{x.text} [{x.citations[0]}]" for x in sentences)
     yield turn.answer(  # the list shown is these papers ("the second one" points here), not one before
@@ -71,6 +72,12 @@ def _listed(res, turn: Turn, limit: int, page: int = 0) -> Iterator:
         listed_query=res.query,
         follows_list=[h.paper.paper_id for h in hits] if page else [],
     )
+
+
+def decided(paper) -> str:
+    """ "Title (Oral)": a listed paper's label with its decision, so a list says which were accepted."""
+    word = decision_class(paper.decision).replace("_", "-").capitalize()
+    return f"{paper.label} ({word})" if word else paper.label
 
 
 def listed_sentence(x: Listed, n: int, label: str | None = None) -> Sentence:
