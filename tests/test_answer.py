@@ -351,6 +351,17 @@ def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lac
     assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
 
 
+def test_after_an_answer_from_other_papers_it_is_still_the_paper_followed(seed_engine):
+    """ "Does it also work for vehicle routing problems?" of EvoGen is answered from the papers that do; the
+    next "it" is still EvoGen, not the routing paper quoted."""
+    first = seed_engine.ask("What does EvoGen do?")
+    second = seed_engine.ask("Does it also work for vehicle routing problems?", first.as_turns())
+    assert [c for c in second.caveats if c.code == "not_in_followed"]
+    third = seed_engine.ask("What does it generate?", first.as_turns() + second.as_turns())
+    assert third.leaned_on and "EvoGen" in third.standalone_question
+    assert {c.paper_id for c in third.citations} == {first.citations[0].paper_id}
+
+
 def test_a_name_after_the_pronoun_is_what_the_followed_paper_is_asked_about(seed_engine):
     """In "Can it be used for theorem proving in Lean?" the name comes after "it": "it" is still the paper
     followed, which never mentions Lean, though another paper has it in its title (or, for GMRES, compares
