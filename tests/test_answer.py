@@ -351,6 +351,15 @@ def test_a_leaning_question_on_another_subject_names_what_the_followed_paper_lac
     assert all("routing" in x.text.lower() or "VRP" in x.text for x in ans.sentences[:1])
 
 
+def test_a_follow_ups_own_words_choose_its_quote(seed_engine):
+    """The turn leaned on finds the paper; what the follow-up asks picks the sentence ("risky and
+    intertemporal choice"), not the sentence that matches the turn before ("… predicts human behavior")."""
+    first = seed_engine.ask("Tell me about Arithmetic-GPT")
+    ans = seed_engine.ask("what kinds of human decisions does it predict?", first.as_turns())
+    assert ans.leaned_on and {c.paper_id for c in ans.citations} == {first.citations[0].paper_id}
+    assert "risky and intertemporal choice" in ans.answer
+
+
 def test_after_an_answer_from_other_papers_it_is_still_the_paper_followed(seed_engine):
     """ "Does it also work for vehicle routing problems?" of EvoGen is answered from the papers that do; the
     next "it" is still EvoGen, not the routing paper quoted."""
