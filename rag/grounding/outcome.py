@@ -9,7 +9,6 @@ CLI and the eval read the codes, never the prose.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy as np
 from rag.grounding.cite import Evidence, Judge
 from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import lacking_runs, run_gains, to_cover
-from rag.grounding.kinds import is_name, naming
+from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
 from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, stem
@@ -198,42 +197,6 @@ def states_number(text: str, question: str, near: set[str] | None, window: int) 
     )
 
 
-def proper(token: str) -> bool:
-    """A name of one thing: "GPT-4", "Llama-2", "ImageNet", "A100"; not "Encoder-Decoder", "p99" or "LLMs"."""
-    pieces = token.split("-")
-    return (
-        not field_word(token)
-        and any(c.isupper() for c in token)
-        and any(
-            is_name(p) or (p[:1].isupper() and any(c.isdigit() for c in p)) or p.isdigit() for p in pieces
-        )
-        and not all(p.isdigit() for p in pieces)
-    )
-
-
-def names_new(text: str, known: set[str]) -> bool:
-    """Whether `text` names a thing `known` (lowercased words) doesn't: a proper token ("GPT-4", "A100") or a
-    run of capitalised words inside a sentence ("Waymo Open Motion Dataset")."""
-    toks = WORD.findall(text)
-    if any(proper(t) and t.lower() not in known for t in toks):
-        return True
-    caps = [i > 0 and t[:1].isupper() and t.lower() not in known for i, t in enumerate(toks)]
-    return any(a and b for a, b in zip(caps, caps[1:]))
-
-
-def unnamed(part: Part, reading: Reading, texts: list[tuple[str, int]], hits: list[Hit]) -> float:
-    """1 when a part asks which or what thing ("which depth model", "what license") and `texts` (sentences,
-    with their paper's number) name nothing the question and their paper's title don't: only "a depth model"."""
-    if part.number or not part.thing or reading.shape == "which" or not texts:
-        return 0.0
-    asked = {w.lower() for w in WORD.findall(reading.asked)}
-    for text, n in texts:
-        title = {w.lower() for w in WORD.findall(hits[n - 1].paper.title or "")}
-        if any(names_new(sent, asked | title) for sent in re.split(r"(?<=[.!?])\s+", text)):
-            return 0.0
-    return 1.0
-
-
 def answer_part(
     part: Part,
     reading: Reading,
@@ -291,15 +254,6 @@ def answer_part(
         "which": float(reading.shape == "which"),
         "aspect": 0.0,
         "gain": 0.0,
-        "unnamed": unnamed(
-            part,
-            reading,
-            [(pool[i].text, pool[i].paper_n) for i in order[: s.grounding.part_sentences]],
-            evset.hits,
-        ),
-        "unnamed_all": unnamed(
-            part, reading, [(evset.hits[n - 1].paper.text, n) for n in papers], evset.hits
-        ),
     }
     # what of the part its paper never says, read by meaning: how much closer the part comes to the paper
     # without the words the paper lacks ("on unpaired image-to-image translation" of a molecule paper)
