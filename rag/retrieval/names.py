@@ -67,7 +67,10 @@ def named_terms(question: str) -> set[str]:
                 continue
             if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
                 # "LLM-generated queries" names a kind (LLM) and describes it: the kind is the term
-                out.add(flatten(lw.partition("-")[0] if "-" in lw and field_word(w) else lw))
+                term = lw.partition("-")[0] if "-" in lw and field_word(w) else lw
+                if i + 1 < len(toks) and re.fullmatch(r"\d{1,2}(?:\.\d)?", toks[i + 1]):
+                    term = f"{term}-{toks[i + 1]}"  # "SAM 2", "Llama 3": a version is part of the name
+                out.add(flatten(term))
     return out
 
 
