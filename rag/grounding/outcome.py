@@ -149,18 +149,17 @@ def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: floa
 
 
 def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
-    """Sources naming the names some sources use and others don't: the best-ranked naming the most of them,
-    or (`per_term`) the best-ranked naming each. A source whose title is the name ("SAM 2: …") comes first,
-    even when every source names it ("SAM2Long: Enhancing SAM2"). Field words ("LLMs", "GPU") single out nothing."""
+    """Sources naming the names some sources use and others don't: the best-ranked naming the most of them
+    (of those, one whose title is the name: "SAM 2: …"), or (`per_term`) the best-ranked naming each. When
+    every source names it ("SAM2Long: Enhancing SAM2"), the one whose title it is. Field words ("LLMs", "GPU")
+    single out nothing."""
     texts = [h.paper.flat for h in hits]
     terms = [t for t in terms if not field_word(t)]
     lead = [re.sub(r"[\s\-]", "", flatten((h.paper.title or "").split(":")[0])) for h in hits]
     titled = [sum(lead[i] == re.sub(r"[\s\-]", "", t) for t in terms) for i in range(len(hits))]
-    if not per_term and any(titled):
-        return {titled.index(max(titled)) + 1}
     terms = [t for t in terms if 0 < sum(mentions(x, t) for x in texts) < len(texts)]
     if not terms:
-        return set()
+        return {titled.index(max(titled)) + 1} if not per_term and any(titled) else set()
     count = [sum(mentions(x, t) for t in terms) for x in texts]
     if per_term and len(terms) > 1:
         return {
@@ -324,8 +323,8 @@ def signals(reading: Reading, evset: EvidenceSet, idf: Idf, n_papers: int) -> di
     hits = evset.hits[:n_papers]
     words = asked_words(reading.query, reading.terms) | content_words(" ".join(reading.terms))
     cover = max((idf_cover(words, h.paper.words, idf) for h in hits), default=0.0)
-    cos = max((h.cosine for h in hits if h.cosine is not None), default=0.0)
-    return {"relevance": evset.max_score, "cosine": float(cos), "cover": cover}
+    cos = [h.cosine for h in hits if h.cosine is not None]
+    return {"relevance": evset.max_score, "cosine": float(max(cos)) if cos else None, "cover": cover}
 
 
 def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, s) -> Outcome:
@@ -343,6 +342,10 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
                 pa.caveat.part = i
             answered.append(pa)
     sig = signals(reading, evset, idf, s.generation.context_papers)
+    if (
+        sig["cosine"] is None
+    ):  # no paper found by the dense side: its cosine is unknown, not 0 (the model's mean)
+        sig["cosine"] = s.grounding.refuse_model["cosine"][0]
     # a many-part question is about the indexed papers when one of its parts is
     sig["relevance"] = max([sig["relevance"], *(pa.signals.get("score", 0.0) for pa in answered)])
     sig["p_nothing"] = logistic(s.grounding.refuse_model, s.grounding.refuse_intercept, sig) if hits else 1.0

@@ -68,7 +68,10 @@ def named_terms(question: str) -> set[str]:
             if any(c.isdigit() for c in w) or sum(c.isupper() for c in w) >= 2 or (i > 0 and w[0].isupper()):
                 # "LLM-generated queries" names a kind (LLM) and describes it: the kind is the term
                 term = lw.partition("-")[0] if "-" in lw and field_word(w) else lw
-                if i + 1 < len(toks) and re.fullmatch(r"\d{1,2}(?:\.\d)?", toks[i + 1]):
+                version = toks[i + 1] if i + 1 < len(toks) else ""
+                if re.fullmatch(r"\d{1,2}(?:\.\d)?", version) and re.search(
+                    rf"{re.escape(w)}\s+{re.escape(version)}\b", sent
+                ):
                     term = f"{term}-{toks[i + 1]}"  # "SAM 2", "Llama 3": a version is part of the name
                 out.add(flatten(term))
     return out

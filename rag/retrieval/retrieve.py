@@ -209,13 +209,6 @@ class Retriever:
             papers.update(self.index.get_papers([p for p in ranked[: top_k + 5] if p not in papers]))
         if f:
             papers = {pid: p for pid, p in papers.items() if f.matches(p)}
-        if mode in ("dense", "hybrid"):  # a paper only the lexical side found: its paper vector's cosine
-            import numpy as np
-
-            _, row, mat = lexical.paper_matrix
-            for pid in (p for p in ranked[:top_k] if p in papers and p not in cosine and p in row):
-                v = mat[row[pid]]
-                cosine[pid] = float(v @ np.asarray(vec, dtype=np.float32) / (np.linalg.norm(v) or 1.0))
         hits = []
         for pid in (p for p in ranked if p in papers):
             # only chunks cut from this very text (a paper replaced mid-query keeps no foreign chunk)
