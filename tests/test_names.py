@@ -39,6 +39,14 @@ def test_named_terms_match_plurals_and_acronym_expansions(term, text, found):
     assert mentions(text, term) is found
 
 
+def test_a_version_after_a_name_is_part_of_it():
+    assert named_terms("What does the SAM 2 paper do?") == {"sam-2"}
+    assert "llama-3" in named_terms("How does Llama 3 do on GSM8K?")
+    assert mentions("we present sam 2, a model", "sam-2") and mentions("using llama3-8b", "llama-3")
+    # "AUC@5", "nDCG@10": a metric at a cut-off, no version
+    assert named_terms("What AUC@5 does EDM get?") == {"auc", "edm"}
+
+
 def test_name_runs_are_consecutive_named_terms():
     assert name_runs("Partial-LoRA and LoRA Recycle both build on adapters.") == ["lora recycle"]
     assert name_runs("How does the Belief State Transformer work?") == ["belief state transformer"]

@@ -345,7 +345,7 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
     if (
         sig["cosine"] is None
     ):  # no paper found by the dense side: its cosine is unknown, not 0 (the model's mean)
-        sig["cosine"] = s.grounding.refuse_model["cosine"][0]
+        sig["cosine"] = s.grounding.refuse_model.get("cosine", (0.0,))[0]
     # a many-part question is about the indexed papers when one of its parts is
     sig["relevance"] = max([sig["relevance"], *(pa.signals.get("score", 0.0) for pa in answered)])
     sig["p_nothing"] = logistic(s.grounding.refuse_model, s.grounding.refuse_intercept, sig) if hits else 1.0
