@@ -225,7 +225,8 @@ def answer_part(
     scores = raw = judge.scores(text, pool)
     match = float(scores.max())
     words = asked_words(part.text, reading.terms)
-    if reading.base and words:  # the turn leaned on chose the paper; the follow-up's own words, its sentences
+    # the turn leaned on chose the paper; the follow-up's own words choose its quotes
+    if reading.base and words:
         scores = raw = judge.scores(part.text, pool)
     have = set().union(*(evset.hits[n - 1].paper.words for n in papers))
     numbered = 1.0
@@ -342,9 +343,8 @@ def decide(reading: Reading, evset: EvidenceSet, judge: Judge, idf: Idf, known, 
                 pa.caveat.part = i
             answered.append(pa)
     sig = signals(reading, evset, idf, s.generation.context_papers)
-    if (
-        sig["cosine"] is None
-    ):  # no paper found by the dense side: its cosine is unknown, not 0 (the model's mean)
+    # no paper found by the dense side: its cosine is unknown, not 0 (the model's mean adds nothing)
+    if sig["cosine"] is None:
         sig["cosine"] = s.grounding.refuse_model.get("cosine", (0.0,))[0]
     # a many-part question is about the indexed papers when one of its parts is
     sig["relevance"] = max([sig["relevance"], *(pa.signals.get("score", 0.0) for pa in answered)])

@@ -945,9 +945,8 @@ class Reader:
     def query_of(self, text: str, turns: list[str], retrieve: Retrieve, key: tuple) -> str:
         """The standalone query of an earlier turn (itself read in its chat)."""
         base, _, _, left = self._lean(text, turns, retrieve, key, {})
-        if (
-            not base and left
-        ):  # asked of the paper followed, answered from others: a later "it" is still that paper
+        # asked of the paper followed and answered from others: a later "it" is still that paper
+        if not base and left:
             base = self.query_of(turns[-1], turns[:-1], retrieve, key)
         return f"{text} ({base})" if base else text
 
