@@ -233,37 +233,19 @@ class Filters:
 _SPAN = r"(?:papers?|submissions?|works?|ones|abstracts?)"
 _AS = r"(?:(?:were|was|are|is|got|get)\s+)?(?:accepted\s+)?as\s+(?:an?\s+)?"
 _GOT = r"(?:got|get|gets|received|won)\s+(?:an?\s+)?"  # "got an oral"
-_DECISION_PATTERNS: list[tuple[str, re.Pattern]] = [
+_KIND = r"(oral|spotlight|poster)"
+_FATE = r"(withdrawn|withdrew|rejected|rejections?|accepted)"
+# a pattern with no class reads it from the word it matched ("withdrew": withdrawn); desk rejection first, and
+# "accepted" alone after "accepted as oral"
+_DECISION_PATTERNS: list[tuple[str | None, re.Pattern]] = [
     ("desk_rejected", re.compile(rf"\bdesk[- ]?reject(?:ed|ions?)?(?:\s+{_SPAN})?", re.I)),
     (
-        "withdrawn",
-        re.compile(rf"\b(?:withdrawn|withdrew)(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+withdrawn\b", re.I),
-    ),
-    (
-        "rejected",
-        re.compile(rf"\b(?:rejected|rejections?)(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+rejected\b", re.I),
-    ),
-    (
-        "oral",
-        re.compile(rf"\b(?:orals\b|oral\s+(?:presentations?\b|{_SPAN})|{_AS}orals?|{_GOT}oral)\b", re.I),
-    ),
-    (
-        "spotlight",
+        None,
         re.compile(
-            rf"\b(?:spotlights\b|spotlight\s+(?:presentations?\b|{_SPAN})|{_AS}spotlights?|{_GOT}spotlight)\b",
-            re.I,
+            rf"\b(?:{_KIND}s\b|{_KIND}\s+(?:presentations?\b|{_SPAN})|{_AS}{_KIND}s?|{_GOT}{_KIND})\b", re.I
         ),
     ),
-    (
-        "poster",
-        re.compile(
-            rf"\b(?:posters\b|poster\s+(?:presentations?\b|{_SPAN})|{_AS}posters?|{_GOT}poster)\b", re.I
-        ),
-    ),
-    (
-        "accepted",
-        re.compile(rf"\baccepted(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+accepted\b", re.I),
-    ),
+    (None, re.compile(rf"\b{_FATE}(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+{_FATE}\b", re.I)),
 ]
 # "not", "remove the", "excluding the", "that aren't": the decision that follows is one the user does not want
 _NEGATION = re.compile(
@@ -274,9 +256,7 @@ _NEGATION = re.compile(
 )
 # what "not X" leaves: withdrawn and desk-rejected papers were not decided on
 _DECIDED = ("oral", "spotlight", "poster", "rejected")
-_BARE = re.compile(
-    r"\b(oral|spotlight|poster)s?\b", re.I
-)  # "which were oral or spotlight?" (a list follow-up)
+_BARE = re.compile(rf"\b{_KIND}s?\b", re.I)  # "which were oral or spotlight?" (a list follow-up)
 # "papers that were (not) accepted", "papers that aren't posters": "papers"
 _THAT_WERE = re.compile(
     r"\s+(?:that|which)(?:\s+(?:were|was|got|are|is|did|have\s+been|had\s+been))?(?:\s+(?:get|be|been))?$",
@@ -303,7 +283,7 @@ def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tupl
             if any(a < m.end() and m.start() < b for a, b in spans):  # "desk rejected", "accepted as oral"
                 continue
             spans.append((m.start(), m.end()))
-            (drop.add if _NEGATION.search(text[: m.start()]) else want.append)(cls or m.group(1).lower())
+            (drop.add if _NEGATION.search(text[: m.start()]) else want.append)(cls or _said_class(m))
     for a, b in spans:  # "oral, spotlight or poster papers": the decisions joined to one said (new ones too)
         for at, m in [(0, _JOINED.search(text[:a])), (b, _JOINED.search(text[b:]))]:
             g = 1 if m and m.group(1) else 2
@@ -317,7 +297,12 @@ def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tupl
     keep = [c for c in classes if c not in _classes(drop)]
     if set(ACCEPTED) <= set(keep):  # the three accepted kinds: "accepted"
         keep = ["accepted"] + [c for c in keep if c not in ACCEPTED]
-    return (", ".join(keep) or None), spans
+    return (", ".join(keep) or None), sorted(spans)
+
+
+def _said_class(m: re.Match) -> str:
+    word = next(g for g in m.groups() if g).lower()
+    return next(c for c in DECISION_WORDS if c[:5] == word[:5])  # "withdrew", "rejections"
 
 
 def _classes(said) -> set[str]:
