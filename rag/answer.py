@@ -28,6 +28,7 @@ from rag.retrieval.names import mentions, named_terms, own_name
 from rag.retrieval.retrieve import Retriever
 from rag.settings import Mode, Settings
 from rag.shapes import tables
+from rag.shapes.decisions import decision_answer
 from rag.shapes.list_answer import list_answer
 from rag.shapes.lister import Listed, PaperList, find
 from rag.text import content_words, flatten
@@ -92,10 +93,11 @@ class Engine:
         """The run command's first start: index the seeds when nothing is indexed yet."""
         return self.ingest(paths) if self.index.count() == 0 else None
 
-    def question_filters(self, question: str) -> tuple[Filters, str]:
+    def question_filters(self, question: str, listed: bool = False) -> tuple[Filters, str]:
         """A decision or author the question names ("orals on X", "papers by NAME", or an author's full name
-        as the corpus writes it: "what has sergey levine got on diffusion?"), and the question to ask."""
-        found, cleaned = filters_from_question(question)
+        as the corpus writes it: "what has sergey levine got on diffusion?"), and the question to ask.
+        `listed`: asked of a list shown ("rejected only")."""
+        found, cleaned = filters_from_question(question, listed)
         if found.author or not self.index.count():
             return found, cleaned
         papers = self.retriever.bm25().papers
@@ -241,7 +243,10 @@ class Engine:
                 reading.shape = "explain"
         turn.hits = hits
         clock.lap("retrieve_s")
-        yield Retrieved(question, reading.query, reading.shape, hits)
+        yield Retrieved(question, reading.query, reading.shape, hits, reading.filters)
+        if reading.shape == "decision":  # "was it accepted?": the index's decisions, not the abstracts
+            yield from decision_answer(turn, hits)
+            return
         if is_instruction_only(question):
             yield turn.refusal(INSTRUCTION, [])
             return

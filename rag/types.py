@@ -159,8 +159,11 @@ class Retrieved:
 
     question: str
     standalone_question: str
-    shape: str  # explain | list | compare | summary
+    shape: str  # explain | list | compare | summary | decision
     retrieved: list[Hit]
+    filters: Any = (
+        None  # the filters applied (rag.retrieval.filters.Filters): the caller's, or the question's
+    )
 
 
 @dataclass
@@ -198,7 +201,10 @@ class Answer:
     def as_turns(self) -> list[dict]:
         """The chat messages this answer adds to a history; a list's papers go with it, so "the second one"
         and "what do they use?" can point at them."""
-        turn = {"role": "assistant", "content": self.answer}
+        turn = {"role": "assistant", "content": self.answer, "shape": self.shape}
+        # the papers it was about: "were both accepted?", "and the reid one?" choose among them
+        about = [h.paper.paper_id for h in self.retrieved] if self.shape == "decision" else []
+        turn["cited"] = list(dict.fromkeys(about or [c.paper_id for c in self.citations]))
         if self.follows_list:  # "the second one", "what do they use?": the list stays the one pointed at
             turn["papers"] = list(self.follows_list)
         elif self.shape in ("list", "summary", "compare") and not self.refused:
@@ -310,7 +316,7 @@ class AnswerEngine(Protocol):
 
     def stream(self, question: str, history: list[dict] | None = None, **kw) -> Iterable: ...
 
-    def question_filters(self, question: str) -> tuple[Any, str]: ...
+    def question_filters(self, question: str, listed: bool = False) -> tuple[Any, str]: ...
 
     def example_questions(self, n: int = 5) -> list[str]: ...
 

@@ -468,3 +468,18 @@ def test_a_paper_named_after_another_is_a_switch_with_no_line_about_the_first(se
     assert not ans.refused and ans.leaned_on is None
     assert "Topograph" in ans.citations[0].title
     assert not [c for c in ans.caveats if c.code == "not_in_followed"]
+
+
+def test_a_papers_decision_is_answered_from_the_index_not_its_abstract(seed_engine):
+    """ "Was it an oral?" of MorphoDiff (a spotlight in the seeds' metadata) says no from its decision, cites
+    no abstract sentence, and "both" after a comparison is each paper's decision."""
+    first = seed_engine.ask("What does MorphoDiff do?")
+    ans = seed_engine.ask("Was it an oral?", first.as_turns())
+    assert ans.shape == "decision" and not ans.citations and not ans.refused
+    assert ans.answer.startswith("No: *MorphoDiff") and "as a spotlight" in ans.answer
+    pair = seed_engine.ask("Compare MorphoDiff with the Arithmetic-GPT paper")
+    both = seed_engine.ask("were both accepted?", pair.as_turns())
+    assert both.shape == "decision" and {h.paper.paper_id for h in both.retrieved} == {
+        c.paper_id for c in pair.citations
+    }
+    assert both.answer.startswith("2 of the 2 papers match “accepted”")

@@ -214,3 +214,21 @@ def test_papers_from_earlier_name_no_author():
     # "There's a paper that …" describes a paper; it was read as a paper by an author named "There"
     assert not filters_from_question("There's a paper that fine-tunes many checkpoints of an LLM")[0]
     assert filters_from_question("papers from bengio")[0].author == "bengio"
+
+
+@pytest.mark.parametrize(
+    ("question", "listed", "decision"),
+    [
+        ("accepted papers on diffusion", False, "accepted"),
+        ("LLM agent papers that were not accepted", False, "rejected"),
+        # "accepted" said of something other than papers is no filter
+        ("how does the discriminator decide whether an action is accepted or rejected?", False, None),
+        ("do they use rejection sampling to filter the proofs?", False, None),
+        # a list is shown: "rejected only" is said of its papers
+        ("rejected/withdrawn only", True, "rejected, withdrawn"),
+        ("rejected/withdrawn only", False, None),
+        ("orals on world models", False, "oral"),  # a kind of talk is a decision however it is said
+    ],
+)
+def test_a_fate_is_a_filter_when_said_of_papers(question, listed, decision):
+    assert filters_from_question(question, listed)[0].decision == decision

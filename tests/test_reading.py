@@ -444,3 +444,69 @@ def test_a_filter_after_a_narrowing_and_a_comparison_keeps_the_lists_topic():
     ]
     r = _reader()("which were orals?", chat, _FakeRetrieval(PAPERS))
     assert (r.shape, r.filters.decision, r.topic) == ("list", "oral", "storms in weather forecasting")
+
+
+DECIDED_PAPERS = [
+    Paper(
+        "a", "FooNet segments cells in microscopy images", "f", 0, title="FooNet", decision="Accept (Oral)"
+    ),
+    Paper("b", "BarNet forecasts weather with graph networks", "f", 1, title="BarNet", decision="Reject"),
+]
+_ON_FOONET = [
+    {"role": "user", "content": "What does FooNet do?"},
+    {"role": "assistant", "content": "…", "shape": "explain", "cited": ["a"]},
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "history", "over", "asked"),
+    [
+        ("Was it accepted?", _ON_FOONET, ("a",), "accepted"),
+        ("was it an oral? feels like it", _ON_FOONET, ("a",), "oral"),  # words its abstract lacks
+        ("What decision did it get?", _ON_FOONET, ("a",), ""),
+        ("Was BarNet a spotlight?", [], ("b",), "spotlight"),  # a name that is one paper's own
+        # the papers the last answer cited: "both", "which one"
+        (
+            "were both accepted?",
+            [_ON_FOONET[0], {**_ON_FOONET[1], "cited": ["a", "b"]}],
+            ("a", "b"),
+            "accepted",
+        ),
+        # after a comparison (its papers go with it), and an entry of a list
+        (
+            "Which of the two was an oral?",
+            [{"role": "assistant", "papers": ["b", "a"], "shape": "compare"}],
+            ("b", "a"),
+            "oral",
+        ),
+        (
+            "was the second one accepted?",
+            [{"role": "assistant", "papers": ["b", "a"], "shape": "list"}],
+            ("a",),
+            "accepted",
+        ),
+    ],
+)
+def test_a_decision_asked_of_the_papers_in_the_chat_is_read_as_one(question, history, over, asked):
+    r = _reader()(question, history, _FakeRetrieval(DECIDED_PAPERS))
+    assert (r.shape, r.over, r.decision) == ("decision", over, asked)
+
+
+@pytest.mark.parametrize(
+    ("question", "history"),
+    [
+        ("How does it decide which cells are accepted as segmented?", _ON_FOONET),  # its abstract's words
+        ("Does it use rejection sampling?", _ON_FOONET),
+        ("Was it accepted?", []),  # nothing in the chat
+        # after a list, "which were orals?" filters it (the list's topic asked again)
+        (
+            "which were orals?",
+            [
+                {"role": "user", "content": "papers on cells"},
+                {"role": "assistant", "papers": ["a", "b"], "shape": "list"},
+            ],
+        ),
+    ],
+)
+def test_other_questions_with_decision_words_are_not_decision_questions(question, history):
+    assert _reader()(question, history, _FakeRetrieval(DECIDED_PAPERS)).shape != "decision"

@@ -224,11 +224,11 @@ class FakeEngine:
         """The corpus is in memory: nothing to index."""
         return None
 
-    def question_filters(self, question):
+    def question_filters(self, question, listed=False):
         """The filters a question names, as the engine reads them (no corpus names here)."""
         from rag.retrieval.filters import filters_from_question
 
-        return filters_from_question(question)
+        return filters_from_question(question, listed)
 
     def with_llm(self, name: str) -> FakeEngine:
         with self._shared["lock"]:
@@ -288,6 +288,8 @@ class FakeEngine:
         shared = self._shared
         with shared["lock"]:
             shared["calls"].append(Call(question, history, top_k, mode, task, self.llm_profile, filters))
+        if filters is None:  # as the engine does: the question's own filters
+            filters = self.question_filters(question)[0] or None
             shared["active"] += 1
             shared["max_active"] = max(shared["max_active"], shared["active"])
         try:

@@ -111,7 +111,7 @@ class Reading:
 
     asked: str  # the user's words, cleaned (the venue and a filter phrase taken out)
     query: str  # standalone: the asked words with the earlier turn they lean on
-    shape: str  # explain | which | list | compare | summary
+    shape: str  # explain | which | list | compare | summary | decision
     many: bool = False  # a list asks for several papers
     base: str | None = None  # the earlier turn's standalone query this leans on
     how: str = "alone"  # alone | follow-up | points back | stated switch | over the list | list entry | PICK
@@ -126,6 +126,7 @@ class Reading:
     over: tuple[str, ...] = ()  # "what data do they use?" after a list: the listed papers' ids
     shown: tuple[str, ...] = ()  # the list a follow-up points into (kept for the next follow-up)
     page: int = 0  # "show me the rest" after a list: which page of the list's papers to show
+    decision: str = ""  # shape "decision": the decisions asked of the papers `over` ("oral"; "" for any)
     hits: dict[str, list[Hit]] = field(default_factory=dict, repr=False)  # query -> its retrieval
 
     @property
@@ -536,6 +537,22 @@ DECIDED = frozenset(
     "oral orals spotlight spotlights poster posters accepted rejected presented ended got "
     "remove exclude drop hide without except want".split()  # "remove the rejected ones, i want only accepted"
 )
+# what asks for a paper's decision without naming one ("what decision did it get?"), and the other words such a
+# question may hold ("did it get an oral?", "which of the two was accepted?")
+DECISION_ASKS = frozenset("decision decisions decided outcome status verdict acceptance".split())
+_DECISION_FRAME = frozenset("get got make made receive received one two both either".split())
+
+
+def decision_asked(text: str) -> tuple[str, set[str]] | None:
+    """A question asking papers' decisions: (the decisions asked, "" for any; the words left, a paper's name in
+    "was MorphoDiff an oral?"), or None when it asks anything else."""
+    said, _ = decisions_said(text, bare=True)
+    ws = {w for w in _own_words(text) if _nth(w) is None}  # "was the second one accepted?"
+    if not (said or ws & DECISION_ASKS):
+        return None
+    return said or "", ws - DECIDED - DECISION_ASKS - _DECISION_FRAME
+
+
 _NARROW_SKIP = frozenset(
     "it them those these down to ones one the about on for in with that which are is".split()
 )
@@ -639,6 +656,7 @@ EACH = frozenset("each every per".split())
 PLURAL = frozenset("these those each all".split())  # "these papers", "each of them": the list, not one paper
 SINGULAR = frozenset("it its it's itself".split())  # one paper
 LIST_PRONOUNS = frozenset("they them their these those".split())  # "summarize them", not "all papers on X"
+_SEVERAL = PLURAL | LIST_PRONOUNS | frozenset("both either neither two which".split())  # "which one", "both"
 
 
 def refers_to_list(text: str) -> bool:
@@ -794,7 +812,7 @@ class Reader:
     def __init__(self, conversation, idf: Callable[[], Idf], question_filters=filters_from_question):
         self.conversation = conversation  # the settings' conversation group
         self._idf = idf  # read when first needed (the BM25 side loads lazily)
-        self._filters = question_filters  # question -> (its own filters, the question without them)
+        self._filters = question_filters  # (question, listed) -> (its own filters, the question without them)
         self._cache: OrderedDict[tuple, tuple[str | None, str, float | None]] = OrderedDict()
 
     def clear(self) -> None:
@@ -804,9 +822,11 @@ class Reader:
         self, question: str, history: list[dict] | None, retrieve: Retrieve, *, filters=None, key: tuple = ()
     ) -> Reading:
         asked = plain(without_venue(question))
-        if not filters:  # "orals on X", "papers by NAME": the question's own filter
-            filters, asked = self._filters(asked)
         shown, turns = listed(history), user_turns(history)
+        if decided := self._decision(asked, history, shown, turns, retrieve, key):
+            return decided
+        if not filters:  # "orals on X", "papers by NAME": the question's own filter
+            filters, asked = self._filters(asked, bool(shown))
         if shown and (followed := self._on_list(asked, filters, history, shown, turns)):
             return followed
         kind, many = shape(asked)
@@ -843,6 +863,56 @@ class Reader:
             gain=gain,
             left=left,
             hits=hits,
+        )
+
+    def _decision(self, asked: str, history, shown: list[str], turns, retrieve, key) -> Reading | None:
+        """ "Was it accepted?", "which of the two was an oral?", "was MorphoDiff a spotlight?": asked of the papers
+        the chat is on (a list's entry, the papers compared, the paper followed) or of the paper named, and
+        answered from the index's decisions. After a list, "which were orals?" filters it (`_on_list`)."""
+        got = decision_asked(asked)
+        if got is None:
+            return None
+        said, rest = got
+        f, base, over, found = Filters(), None, (), []
+        names, ws = named_terms(asked), set(words(asked))
+        history = history or []
+        cited = [p for m in history if m.get("role") == "assistant" for p in m.get("cited") or []]
+        last = next((m for m in reversed(history) if m.get("role") == "assistant"), {})
+        several = ws & _SEVERAL and not ws & SINGULAR  # "were both accepted?", "which one was the oral?"
+        if (
+            rest and names and rest <= {w for t in names for w in (t, *t.split("-"))}
+        ):  # "was MorphoDiff an oral?"
+            found, how = retrieve(asked, f)[:1], "alone"
+            if not any(own_name(h.paper, t) for h in found for t in names):
+                return None
+        elif rest and "one" in ws and len(rest) <= 3:  # "did the reid one get in?": a paper the chat cited
+            found, how = [h for h in retrieve(asked, f) if h.paper.paper_id in cited][:1], "points back"
+        if found:
+            pass
+        elif shown and not rest:  # a list's entry, or the papers compared
+            k, how = ordinal(asked), "over the list"
+            if k is not None and -len(shown) <= k < len(shown):
+                over = (shown[k],)
+            elif last.get("shape") in ("compare", "decision"):
+                over = tuple(shown)
+            else:  # "which were orals?" filters the list (`_on_list`)
+                return None
+        elif turns and not shown and len(rest) <= 2:  # the paper followed, or those the last answer was about
+            base = self.query_of(turns[-1], turns[:-1], lambda q: retrieve(q, f), (*key, f.describe()))
+            found, how = retrieve(base, f), "follow-up"
+            # other words ask about the paper when its abstract has them ("is its decision rule learned?")
+            if rest and (not found or content_words(" ".join(rest)) & found[0].paper.words):
+                return None
+            if several:
+                about = last.get("cited") or []
+                over = tuple(about) if len(about) > 1 else tuple(h.paper.paper_id for h in found[:2])
+            found = found[:1]
+        if not over and not found:
+            return None
+        over = over or (found[0].paper.paper_id,)
+        query = f"{asked} ({base})" if base else asked
+        return Reading(
+            asked, query, "decision", base=base, how=how, over=over, shown=tuple(shown), decision=said
         )
 
     def _on_list(self, asked: str, filters: Filters, history, shown: list[str], turns) -> Reading | None:
@@ -923,7 +993,7 @@ class Reader:
         for q in reversed(list_questions(history)):
             if len(positions(q)) > 1 or ordinal(q) is not None or courtesy_only(q) or refers_to_list(q):
                 continue  # "compare 12 and 15", "what does 6 do?": asked of the list, not a list
-            own, what = self._filters(plain(q))
+            own, what = self._filters(plain(q), True)
             f = _merged(f, own)
             if narrowed_to(what):  # "only the ones about X": X within the list before
                 narrower.append(narrowed_to(what))

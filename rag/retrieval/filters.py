@@ -234,7 +234,7 @@ _SPAN = r"(?:papers?|submissions?|works?|ones|abstracts?)"
 _AS = r"(?:(?:were|was|are|is|got|get)\s+)?(?:accepted\s+)?as\s+(?:an?\s+)?"
 _GOT = r"(?:got|get|gets|received|won)\s+(?:an?\s+)?"  # "got an oral"
 _KIND = r"(oral|spotlight|poster)"
-_FATE = r"(withdrawn|withdrew|rejected|rejections?|accepted)"
+_FATE = r"(withdrawn|withdrew|rejected|rejections|accepted)"  # "rejection sampling" is no decision
 # a pattern with no class reads it from the word it matched ("withdrew": withdrawn); desk rejection first, and
 # "accepted" alone after "accepted as oral"
 _DECISION_PATTERNS: list[tuple[str | None, re.Pattern]] = [
@@ -270,14 +270,17 @@ _JOINED = re.compile(
 )
 
 
-def decisions_said(text: str, bare: bool = False) -> tuple[str | None, list[tuple[int, int]]]:
+def decisions_said(
+    text: str, bare: bool = False, fates: bool = True
+) -> tuple[str | None, list[tuple[int, int]]]:
     """The decisions a message asks for, as one filter value ("oral, spotlight"), and where they were said:
     "orals or spotlights" is either; "remove the rejected ones, only accepted" and "papers not accepted" drop
-    the decisions said after a negation. `bare` also reads "oral" alone (a filter follow-up on a list)."""
+    the decisions said after a negation. `bare` also reads "oral" alone (a filter follow-up on a list); without
+    `fates`, "accepted", "rejected" and "withdrawn" are not read ("is the action accepted or rejected?")."""
     spans: list[tuple[int, int]] = []
     want: list[str] = []
     drop: set[str] = set()
-    patterns = _DECISION_PATTERNS + ([(None, _BARE)] if bare else [])
+    patterns = _DECISION_PATTERNS[: 3 if fates else 2] + ([(None, _BARE)] if bare else [])
     for cls, pat in patterns:
         for m in pat.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in spans):  # "desk rejected", "accepted as oral"
@@ -339,13 +342,16 @@ def _tidy(text: str) -> str:
     return text.strip(" ,")
 
 
-def filters_from_question(question: str) -> tuple[Filters, str]:
+def filters_from_question(question: str, listed: bool = False) -> tuple[Filters, str]:
     """Detect a decision ("orals", "rejected papers", "accepted papers", "withdrawn") and an author
     ("papers by NAME", "NAME's papers") in a question: (the filters, the question with those words
-    replaced by "papers"). The caller shows the user which filter was applied (`Filters.describe()`)."""
+    replaced by "papers"). `listed`: a list is shown, so "rejected only" is said of its papers. The caller
+    shows the user which filter was applied (`Filters.describe()`)."""
     author = None
     cleaned = without_venue(question)  # "spotlights from iclr25 about …": no author named "iclr25"
-    decision, spans = decisions_said(cleaned)
+    # "accepted" is said of papers ("accepted papers on X", "papers that weren't accepted"), or of something else
+    fates = listed or bool(re.search(rf"\b{_SPAN}\b", cleaned, re.I))
+    decision, spans = decisions_said(cleaned, fates=fates)
     for a, b in sorted(spans, reverse=True):
         before = _NEGATION.sub("", cleaned[:a].rstrip()).rstrip()
         before = _THAT_WERE.sub("", before).rstrip()  # "papers that were (not) accepted": "papers"

@@ -37,7 +37,7 @@ def summarize_stream(turn: Turn, res: PaperList, *, top_k: int | None = None) ->
     at = {n: i for i, n in enumerate(order, start=1)}
     hits = [evset.hits[n - 1] for n in order]
     shown = EvidenceSet(evset.question, hits)
-    yield Retrieved(turn.question, topic, "summary", hits)
+    yield Retrieved(turn.question, topic, "summary", hits, turn.reading.filters)
     author = res.author.name if res.author is not None else None  # "summarize the papers by NAME"
     head = prompts.count_header(len(res.papers), len(order), res.complete, author).rstrip(":")
     if turn.reading.over:  # the list just shown

@@ -54,6 +54,11 @@ def _announced_hits(item: object) -> list[Hit] | None:
     return None
 
 
+def _applied(turn, filters) -> None:
+    turn.filters = filters.describe()
+    turn.filter_values = (filters.decision, filters.area, filters.author)
+
+
 def stop_abandoned(session: Session) -> None:
     """Turns left streaming by a cancelled request whose generator was never closed end as stopped."""
     if not session.streaming:
@@ -109,12 +114,9 @@ class AnswerStream:
                 turn.note = None
                 history = [dict(m) for m in session.history]
                 question, filters = turn.question, filters_of(*session.filters)
-                if not filters:  # "orals about X", "papers by NAME": the question filters
-                    found, cleaned = eng.question_filters(question)
-                    if found:
-                        question, filters = cleaned, found
-                turn.filters = filters.describe()
-                turn.filter_values = (filters.decision, filters.area, filters.author)
+                _applied(
+                    turn, filters or eng.question_filters(question)[0]
+                )  # the engine's reading replaces it
                 extra = {"filters": filters} if filters else {}  # per request: the engine's default stays
                 stream = eng.stream(
                     question,
@@ -135,6 +137,8 @@ class AnswerStream:
                         hits = None if isinstance(item, str) else _announced_hits(item)
                         if hits is not None:  # retrieval is done: fill the sources panel now
                             turn.retrieved = list(hits)
+                            if not filters and getattr(item, "filters", None) is not None:
+                                _applied(turn, item.filters)  # "orals about X": the question's, as read
                             yield (
                                 chat_html(session),
                                 sources_html(session, show_scores),
