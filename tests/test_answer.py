@@ -476,7 +476,7 @@ def test_a_papers_decision_is_answered_from_the_index_not_its_abstract(seed_engi
     first = seed_engine.ask("What does MorphoDiff do?")
     ans = seed_engine.ask("Was it an oral?", first.as_turns())
     assert ans.shape == "decision" and not ans.citations and not ans.refused
-    assert ans.answer.startswith("No: *MorphoDiff") and "as a spotlight" in ans.answer
+    assert ans.answer.startswith("No: “MorphoDiff") and "as a spotlight" in ans.answer
     pair = seed_engine.ask("Compare MorphoDiff with the Arithmetic-GPT paper")
     both = seed_engine.ask("were both accepted?", pair.as_turns())
     assert both.shape == "decision" and {h.paper.paper_id for h in both.retrieved} == {

@@ -27,14 +27,14 @@ def _said(asked: str, decision: str, papers) -> tuple[str, list]:
 @pytest.mark.parametrize(
     ("asked", "decision", "papers", "first"),
     [
-        ("Was it an oral?", "oral", [ORAL], "Yes: *FooNet* was accepted at ICLR 2025 as an oral."),
-        ("Was it accepted?", "accepted", [REJECTED], "No: *BarNet* was rejected."),
-        ("What decision did it get?", "", [ORAL], "*FooNet* was accepted at ICLR 2025 as an oral."),
+        ("Was it an oral?", "oral", [ORAL], "Yes: “FooNet” was accepted at ICLR 2025 as an oral."),
+        ("Was it accepted?", "accepted", [REJECTED], "No: “BarNet” was rejected."),
+        ("What decision did it get?", "", [ORAL], "“FooNet” was accepted at ICLR 2025 as an oral."),
         (
             "Which of the two was an oral?",
             "oral",
             [REJECTED, ORAL],
-            "1 of the 2 papers matches “oral”: *FooNet*.",
+            "1 of the 2 papers matches “oral”: “FooNet”.",
         ),
         ("were both accepted?", "accepted", [REJECTED, UNKNOWN], "None of the 2 papers matches “accepted”."),
     ],
@@ -48,4 +48,4 @@ def test_a_decision_answer_says_what_the_index_holds(asked, decision, papers, fi
 
 def test_a_paper_with_no_decision_says_so():
     text, _ = _said("What decision did it get?", "", [UNKNOWN])
-    assert text.splitlines()[0] == "The index holds no decision for *BazNet*."
+    assert text.splitlines()[0] == "The index holds no decision for “BazNet”."

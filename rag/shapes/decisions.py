@@ -18,7 +18,7 @@ SOURCE = "(Decisions as the index records them from OpenReview, not from the abs
 def decision_line(paper) -> str:
     """ "*Title* was accepted as an oral.", "*Title* was rejected."; what the index holds of one paper."""
     c = decision_class(paper.decision)
-    title = f"*{paper.label}*"
+    title = f"“{paper.label}”"
     if c in _AS:
         return f"{title} was accepted at ICLR 2025 as {_AS[c]}."
     if c in ("rejected", "withdrawn"):
@@ -39,7 +39,7 @@ def decision_answer(turn: Turn, hits: list[Hit]) -> Iterator:
     if match and len(papers) == 1 and words(turn.reading.asked)[:1] and words(turn.reading.asked)[0] in AUX:
         lead = "Yes: " if match(papers[0].decision) else "No: "
     elif match and len(papers) > 1:
-        hit = [f"*{p.label}*" for p in papers if match(p.decision)]
+        hit = [f"“{p.label}”" for p in papers if match(p.decision)]
         k = f"{len(hit)} of the {len(papers)} papers" if hit else f"None of the {len(papers)} papers"
         verb = "match" if len(hit) > 1 else "matches"
         lead = f"{k} {verb} “{asked}”" + (": " + "; ".join(hit) if hit else "") + ".\n"
