@@ -316,7 +316,10 @@ class Engine:
             quotes = [e for e in top if e is not None][:1]
         yield from outcome.caveats
         sentences = quote_sentences(
-            quotes, evset, titled=reading.shape == "which" or len({e.paper_n for e in quotes}) > 1
+            # from papers other than the one followed (`left`): say whose
+            quotes,
+            evset,
+            titled=reading.shape == "which" or bool(reading.left) or len({e.paper_n for e in quotes}) > 1,
         )
         body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
         yield body

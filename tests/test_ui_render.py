@@ -474,3 +474,19 @@ def test_a_paper_not_accepted_is_not_shown_in_the_accepted_colour():
     assert 'class="decision"' in _paper_meta(replace(p, decision="Accept (Oral)"), None, False)
     for d in ("Reject", "Withdrawn"):
         assert 'class="decision not-accepted"' in _paper_meta(replace(p, decision=d), None, False)
+
+
+def test_a_caveat_saying_the_answer_is_from_other_papers_comes_before_it():
+    caveats = [
+        Caveat("term_absent", "No indexed abstract mentions “Zorb”."),
+        Caveat(
+            "not_in_followed",
+            "The abstract of X never mentions “Zorb”; this answer is from the abstracts that do.",
+        ),
+    ]
+    chat = render.render_chat([Turn("q", answer=replace(celcomen_answer(), caveats=caveats), status="done")])
+    at = [
+        chat.index(s)
+        for s in ('data-code="not_in_followed"', 'class="answer-text"', 'data-code="term_absent"')
+    ]
+    assert at == sorted(at)

@@ -103,7 +103,7 @@ def _refusal_body(
             )
         parts.append("</ul>")
     parts.append("</div>")
-    parts.append(caveats_html(answer))
+    parts.append(caveats_html(answer, lead=True) + caveats_html(answer))
     parts.append(did_you_mean(answer))
     return "".join(parts)
 
@@ -116,11 +116,17 @@ def did_you_mean(answer: Answer) -> str:
     return f'<div class="retry">Did you mean: {link}</div>'
 
 
-def caveats_html(answer: Answer) -> str:
-    """What the evidence does not cover, one line per caveat, styled by its code (never read from prose)."""
+# read before the answer: it is about other papers than the one asked of
+LEAD_CAVEATS = frozenset({"not_in_followed"})
+
+
+def caveats_html(answer: Answer, lead: bool = False) -> str:
+    """What the evidence does not cover, one line per caveat, styled by its code (never read from prose);
+    `lead`: those shown above the answer, else the rest."""
     rows = [
         f'<li class="caveat caveat-{esc(c.code)}" data-code="{esc(c.code)}">{esc(c.text)}</li>'
         for c in answer.caveats or []
+        if (c.code in LEAD_CAVEATS) == lead
     ]
     return f'<ul class="caveats" aria-label="Caveats">{"".join(rows)}</ul>' if rows else ""
 
@@ -172,7 +178,7 @@ def render_answer_body(answer: Answer, turn: int, indexed: str | None = None) ->
             if x.strip()
         )
     main = table_html(answer, turn, labels) if answer.table else f'<div class="answer-text">{text}</div>'
-    parts = [main, caveats_html(answer), did_you_mean(answer)]
+    parts = [caveats_html(answer, lead=True), main, caveats_html(answer), did_you_mean(answer)]
     badges = []
     if answer.fallback:
         badges.append(
