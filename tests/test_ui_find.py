@@ -9,7 +9,7 @@ import io
 import pytest
 
 from rag.retrieval.filters import Filters
-from rag.types import Answer
+from rag.types import Answer, Retrieved
 from tests.ui_support import FakeEngine, corpus_papers
 from ui.chat import render
 from ui.chat.handlers import ChatHandlers
@@ -149,6 +149,27 @@ def test_handlers_find_before_the_engine_is_ready():
     holder = EngineHolder(loader=lambda: None)
     found, *_ = FindHandlers(holder).find_papers("diffusion", "any", "any", "", 10)
     assert "still loading" in found.error
+
+
+class _ReadsFilters(FakeEngine):
+    """Says which filters it applied, as the engine's Retrieved does: here none, whatever the question says."""
+
+    def _stream(self, question, history, top_k, mode, task, filters=None):
+        for item in super()._stream(question, history, top_k, mode, task, filters):
+            yield (
+                Retrieved(question, question, "decision", item, Filters()) if isinstance(item, list) else item
+            )
+
+
+def test_the_chat_shows_the_filters_the_engine_applied():
+    # "was it a spotlight paper?" names a decision, but the engine read it as a question about the paper
+    eng = _ReadsFilters(token_delay=0, announce_hits=True)
+    on = ChatHandlers(EngineHolder(eng), 0)
+    s = Session()
+    on.submit_question("Was it a spotlight paper?", s, "Answer", False)
+    list(on.stream_answer(s, 5, "hybrid", eng.llm_profile, False, "any", "any", ""))
+    assert s.turns[-1].filters == "" and s.turns[-1].filter_values == (None, None, None)
+    assert "filter-tag" not in render.render_chat(s.turns)
 
 
 def test_chat_passes_control_filters_per_request_and_shows_the_questions_own():

@@ -879,15 +879,14 @@ class Reader:
         cited = [p for m in history if m.get("role") == "assistant" for p in m.get("cited") or []]
         last = next((m for m in reversed(history) if m.get("role") == "assistant"), {})
         several = ws & _SEVERAL and not ws & SINGULAR  # "were both accepted?", "which one was the oral?"
-        if (
-            rest and names and rest <= {w for t in names for w in (t, *t.split("-"))}
-        ):  # "was MorphoDiff an oral?"
+        # "was MorphoDiff an oral?": the other words are a name, one paper's own
+        if rest and names and rest <= {w for t in names for w in (t, *t.split("-"))}:
             found, how = retrieve(asked, f)[:1], "alone"
             if not any(own_name(h.paper, t) for h in found for t in names):
                 return None
         elif rest and "one" in ws and len(rest) <= 3:  # "did the reid one get in?": a paper the chat cited
             found, how = [h for h in retrieve(asked, f) if h.paper.paper_id in cited][:1], "points back"
-        if found:
+        if found:  # named or described
             pass
         elif shown and not rest:  # a list's entry, or the papers compared
             k, how = ordinal(asked), "over the list"
