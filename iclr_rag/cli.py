@@ -85,7 +85,13 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
 
     live = not json_out and sys.stderr.isatty()
     stream = AnswerStream.of(engine.stream(question, history, **kw))
+    flags = kw.get("filters") or getattr(getattr(engine, "retriever", None), "filters", None)
+    applied = flags
     for item in stream:
+        if isinstance(item, Retrieved) and item.filters is not None:
+            applied = item.filters
+            if applied and not flags and not json_out:  # "orals on X": the question's, as the engine read it
+                echo(f"(filter from the question: {applied.describe()})", err=True)
         if isinstance(item, Retrieved) and item.retrieved and not json_out:
             _retrieved(item)
         elif live and isinstance(item, str):
@@ -98,7 +104,7 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         out = ans.to_json()
         if indexed is not None:
             out["indexed"] = indexed
-            out["filters"] = (kw.get("filters") or engine.retriever.filters).to_json()  # the one applied
+            out["filters"] = applied.to_json()  # the one applied
         echo(json_text(out))
     else:
         _print_answer(ans)
@@ -108,19 +114,6 @@ def _run(engine, question, history, json_out, *, indexed: str | None = None, **k
         if indexed is not None:
             echo(f"\n(searched {indexed})", err=True)
     return ans
-
-
-def _question_filters(engine, question: str) -> tuple[str, dict]:
-    """No --decision/--area/--author given: a decision or author named in the question ("orals on X",
-    "papers by NAME") filters this question's retrieval (as on the page: the next question is read
-    afresh); says so on stderr. Returns the question to ask and the engine's keyword for the filter."""
-    if engine.retriever.filters:  # the flags' filter holds for every question
-        return question, {}
-    found, cleaned = engine.question_filters(question)
-    if not found:
-        return question, {}
-    echo(f"(filter from the question: {found.describe()})", err=True)
-    return cleaned, {"filters": found}
 
 
 @app.command()
@@ -215,8 +208,7 @@ def ask(question: str, json_out: JsonOut = False, *, settings: Settings):
     )  # before any model loads
     engine = _engine(settings, _open_index(settings))
     indexed = describe_indexed(engine.retriever.bm25().papers)
-    q, extra = _question_filters(engine, q)
-    _run(engine, q, None, json_out, indexed=indexed, **extra)
+    _run(engine, q, None, json_out, indexed=indexed)
 
 
 @app.command()
@@ -266,8 +258,7 @@ def chat(*, settings: Settings):
             break
         try:
             q = has_words(validate_question(q, settings.grounding.max_question_chars))
-            asked, extra = _question_filters(engine, q)
-            ans = _run(engine, asked, history, False, **extra)
+            ans = _run(engine, q, history, False)  # a filter the question names holds for it only
         except UserError as e:
             echo(f"error: {e}", err=True)
             continue

@@ -226,37 +226,39 @@ def test_an_unsupported_sentence_is_marked_where_it_stands(capsys):
 def test_ask_json_reports_the_filter_the_question_applied(capsys):
     from iclr_rag.cli import _run
     from rag.retrieval.filters import Filters
-    from rag.types import Answer
+    from rag.types import Answer, Retrieved
 
     class Stub:
         retriever = type("R", (), {"filters": Filters()})()
 
         def stream(self, question, history, **kw):
+            yield Retrieved(question, question, "list", [], Filters("oral"))  # as the engine read it
             yield Answer(question, "It does. [1]", [], [], [])
 
-    _run(Stub(), "Which papers are about X?", None, True, indexed="3 papers", filters=Filters("oral"))
+    _run(Stub(), "Which oral papers are about X?", None, True, indexed="3 papers")
     assert json.loads(capsys.readouterr().out)["filters"]["decision"] == "oral"
 
 
-def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tmp_path):
-    # "Which spotlight papers …" filters that question only; the next is read afresh (as on the page)
+def test_chat_says_the_filter_each_question_applied_not_once_for_all(monkeypatch, tmp_path):
+    # "Which spotlight papers …" filters that question only (the engine reads it, as on the page); the chat
+    # passes each question as typed and says which filter the engine applied
     from typer.testing import CliRunner
 
     import iclr_rag.cli as cli
     from rag.retrieval.filters import Filters, filters_from_question
-    from rag.types import Answer
+    from rag.types import Answer, Retrieved
 
     seen = []
 
     class Stub:
         retriever = type("R", (), {"filters": Filters()})()
-        question_filters = staticmethod(filters_from_question)
 
         def warm_up(self):
             pass
 
         def stream(self, question, history, **kw):
             seen.append((question, kw.get("filters")))
+            yield Retrieved(question, question, "list", [], filters_from_question(question)[0])
             yield Answer(question, "It does. [1]", [], [], [])
 
     monkeypatch.setattr(cli, "_engine", lambda settings, index=None: Stub())
@@ -264,6 +266,8 @@ def test_chat_reads_a_filter_from_each_question_not_once_for_all(monkeypatch, tm
     turns = "Which spotlight papers are about speculative decoding?\nWhat speedups do they report?\n"
     r = CliRunner().invoke(cli.app, ["chat", "--data-dir", str(tmp_path)], input=turns)
     assert r.exit_code == 0, r.output
-    (q1, f1), (q2, f2) = seen
-    assert f1 and f1.decision == "spotlight" and "spotlight" not in q1.lower()
-    assert f2 is None and q2 == "What speedups do they report?"
+    assert seen == [
+        ("Which spotlight papers are about speculative decoding?", None),
+        ("What speedups do they report?", None),
+    ]
+    assert r.output.count("(filter from the question: ") == 1
