@@ -110,9 +110,11 @@ def themes(evset: EvidenceSet, positions: list[int], topic: str, idf, g) -> list
             for t, c in counts.items()
         }
         need = 2 if len(members) > 1 else 1
-        named = sorted((t for t, c in counts.items() if c >= need), key=lambda t: -score[t])
+        named = sorted(
+            (t for t, c in counts.items() if c >= need), key=lambda t: (-score[t], t)
+        )  # ties: by name
         # nothing shared: the title words of its papers
-        named = named or sorted((t for t in counts if " " not in t), key=lambda t: -score[t])
+        named = named or sorted((t for t in counts if " " not in t), key=lambda t: (-score[t], t))
         chosen: list[str] = []
         for t in named:  # no term repeating a word of one already chosen
             if not set(t.split()) & {w for c in chosen for w in c.split()}:
