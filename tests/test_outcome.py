@@ -297,22 +297,6 @@ def test_a_description_is_decided_by_its_own_caveat_model(which_bar, shared_bar,
     assert out.caveats == []
 
 
-def test_the_paper_whose_title_is_the_name_is_the_one_asked_about():
-    """Every paper found names "SAM 2", the first ranked in passing: the one whose title's name it is, is the
-    paper the question is about."""
-    from rag.grounding.outcome import singled_out
-
-    long_ = Paper("l", "SAM2Long improves SAM 2 on long videos.", "f", 0, title="SAM2Long: Enhancing SAM2")
-    sam2 = Paper(
-        "s", "We present SAM 2, a model for images and videos.", "f", 1, title="SAM 2: Segment Anything"
-    )
-    other = Paper("o", "We adapt SAM 2 to medical images.", "f", 2, title="MedSAM2 for medicine")
-    hits = [Hit(p, 1.0) for p in (long_, sam2, other)]
-    assert singled_out({"sam-2"}, hits, per_term=False) == {2}
-    # a name only some papers use singles out those as before; the title decides between equals only
-    assert singled_out({"sam2long"}, hits, per_term=False) == {1}
-
-
 def test_an_unknown_cosine_adds_nothing_to_the_refusal():
     """Hits with no dense-side cosine (found by the lexical side only) are not read as a cosine of 0."""
     model = {"relevance": (0.0, 1.0, -40.0), "cosine": (0.5, 0.1, -5.0)}

@@ -9,7 +9,6 @@ CLI and the eval read the codes, never the prose.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +18,7 @@ from rag.grounding.evidence import EvidenceSet
 from rag.grounding.gaps import lacking_runs, run_gains, to_cover
 from rag.grounding.kinds import naming
 from rag.reading.reader import AUX, NUMBER_HEADS, PRONOUNS, WH, Part, Reading
-from rag.retrieval.names import alternatives, field_word, flatten, mentions, named_terms, own_name
+from rag.retrieval.names import alternatives, field_word, mentions, named_terms, own_name
 from rag.text import CONTRIBUTION, NUMBER, WORD, Idf, content_words, stem
 from rag.types import Caveat, Hit
 
@@ -149,25 +148,19 @@ def focus(reading: Reading, evset: EvidenceSet, n_papers: int, broad_ratio: floa
 
 
 def singled_out(terms, hits: list[Hit], per_term: bool) -> set[int]:
-    """Sources naming the names some sources use and others don't: the best-ranked naming the most of them
-    (of those, one whose title is the name: "SAM 2: …"), or (`per_term`) the best-ranked naming each. When
-    every source names it ("SAM2Long: Enhancing SAM2"), the one whose title it is. Field words ("LLMs", "GPU")
-    single out nothing."""
+    """Sources naming the names some sources use and others don't: the best-ranked naming the most of them,
+    or (`per_term`) the best-ranked naming each. Field words ("LLMs", "GPU") single out nothing."""
     texts = [h.paper.flat for h in hits]
-    terms = [t for t in terms if not field_word(t)]
-    lead = [re.sub(r"[\s\-]", "", flatten((h.paper.title or "").split(":")[0])) for h in hits]
-    titled = [sum(lead[i] == re.sub(r"[\s\-]", "", t) for t in terms) for i in range(len(hits))]
-    terms = [t for t in terms if 0 < sum(mentions(x, t) for x in texts) < len(texts)]
+    terms = [t for t in terms if not field_word(t) and 0 < sum(mentions(x, t) for x in texts) < len(texts)]
     if not terms:
-        return {titled.index(max(titled)) + 1} if not per_term and any(titled) else set()
+        return set()
     count = [sum(mentions(x, t) for t in terms) for x in texts]
     if per_term and len(terms) > 1:
         return {
-            max((i for i, x in enumerate(texts) if mentions(x, t)), key=lambda i: (count[i], titled[i], -i))
-            + 1
+            max((i for i, x in enumerate(texts) if mentions(x, t)), key=lambda i: (count[i], -i)) + 1
             for t in terms
         }
-    return {max(range(len(texts)), key=lambda i: (count[i], titled[i], -i)) + 1}
+    return {count.index(max(count)) + 1}
 
 
 def part_papers(part: Part, hits: list[Hit], allowed: set[int]) -> list[int]:
