@@ -49,3 +49,8 @@ def test_a_decision_answer_says_what_the_index_holds(asked, decision, papers, fi
 def test_a_paper_with_no_decision_says_so():
     text, _ = _said("What decision did it get?", "", [UNKNOWN])
     assert text.splitlines()[0] == "The index holds no decision for “BazNet”."
+
+
+def test_a_choice_of_decisions_gets_each_papers_not_a_yes_or_no():
+    text, _ = _said("Was it accepted or rejected?", "rejected, accepted", [REJECTED])
+    assert text.splitlines()[0] == "“BarNet” was rejected."

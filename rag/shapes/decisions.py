@@ -32,7 +32,8 @@ def decision_answer(turn: Turn, hits: list[Hit]) -> Iterator:
     """One line per paper asked about; a yes/no question about one paper ("was it an oral?") starts with its
     answer, and one about several with the papers that match."""
     asked = turn.reading.decision
-    match = Filters(asked).decision_matches if asked else None
+    # one decision asked ("was it an oral?") gets a yes or no; "accepted or rejected?" just the decisions
+    match = Filters(asked).decision_matches if asked and "," not in asked else None
     papers = [h.paper for h in hits]
     lines = [decision_line(p) for p in papers]
     lead = ""
