@@ -315,12 +315,9 @@ class Engine:
             top = [evset.top(n) for n in sorted(outcome.focus)]
             quotes = [e for e in top if e is not None][:1]
         yield from outcome.caveats
-        sentences = quote_sentences(
-            # from papers other than the one followed (`left`): say whose
-            quotes,
-            evset,
-            titled=reading.shape == "which" or bool(reading.left) or len({e.paper_n for e in quotes}) > 1,
-        )
+        # titled: several papers, or papers other than the one followed (`left`)
+        titled = reading.shape == "which" or bool(reading.left) or len({e.paper_n for e in quotes}) > 1
+        sentences = quote_sentences(quotes, evset, titled=titled)
         body = "\n".join(x.text + f" [{x.citations[0]}]" for x in sentences)
         yield body
         if self.settings.grounding.answer_style == "lead" and quotes:

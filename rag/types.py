@@ -161,9 +161,8 @@ class Retrieved:
     standalone_question: str
     shape: str  # explain | list | compare | summary | decision
     retrieved: list[Hit]
-    filters: Any = (
-        None  # the filters applied (rag.retrieval.filters.Filters): the caller's, or the question's
-    )
+    # the filters applied (rag.retrieval.filters.Filters): the caller's, or the question's
+    filters: Any = None
 
 
 @dataclass
@@ -176,9 +175,8 @@ class Answer:
     refused: bool = False
     standalone_question: str | None = None
     fallback: bool = False  # True when the answer was built extractively
-    shape: str = (
-        "explain"  # explain | which | list | compare | summary | per_paper (rag.reading.reader.shape)
-    )
+    # explain | which | list | compare | summary | per_paper | decision (rag.reading.reader.shape)
+    shape: str = "explain"
     refusal_reason: str = (
         ""  # why it was refused (answerability signal, or weak evidence after an unsupported draft)
     )
