@@ -490,3 +490,11 @@ def test_a_caveat_saying_the_answer_is_from_other_papers_comes_before_it():
         for s in ('data-code="not_in_followed"', 'class="answer-text"', 'data-code="term_absent"')
     ]
     assert at == sorted(at)
+
+
+def test_a_decision_answers_sources_are_the_papers_asked_about_with_their_decisions():
+    paper = next(p for p in corpus_papers() if p.decision)
+    a = Answer("Was it accepted?", "Yes: …", [], [], [Hit(paper, 1.0)], shape="decision")
+    sources = render.render_sources([Turn("Was it accepted?", answer=a, status="done")])
+    assert "Asked about (1)" in sources and render.esc(paper.decision) in sources
+    assert "cites no paper" not in sources and "Also retrieved" not in sources

@@ -106,6 +106,14 @@ def _turn_sources(t: Turn, turn: int, show_scores: bool) -> str:
         parts.append("</ul>")
         return "".join(parts)
 
+    if a.shape == "decision":  # "was it accepted?": the papers asked about, whose decisions the answer says
+        parts.append(
+            '<div class="sources-note">The decisions come from the index\'s records, not from an abstract.</div>'
+            f'<h2 class="sec">Asked about ({len(a.retrieved)})</h2><ul class="retrieved-list open">'
+            + "".join(_retrieved_item(h, show_scores) for h in a.retrieved)
+            + "</ul>"
+        )
+        return "".join(parts)
     papers = retrieved_papers(a)
     scores = {h.paper.paper_id: h.score for h in a.retrieved}
     if a.citations:
