@@ -109,6 +109,8 @@ def _decision_key(value: str) -> str:
         "posters": "poster",
         "accept": "accepted",
         "reject": "rejected",
+        "rejections": "rejected",
+        "withdrew": "withdrawn",
         "desk rejected": "desk_rejected",
         "desk reject": "desk_rejected",
     }
@@ -236,7 +238,7 @@ _GOT = r"(?:got|get|gets|received|won)\s+(?:an?\s+)?"  # "got an oral"
 _KIND = r"(oral|spotlight|poster)"
 _FATE = r"(withdrawn|withdrew|rejected|rejections|accepted)"  # "rejection sampling" is no decision
 # a pattern with no class reads it from the word it matched ("withdrew": withdrawn); desk rejection first, and
-# "accepted" alone after "accepted as oral"
+# "accepted" alone (`_FATES`) after "accepted as oral"
 _DECISION_PATTERNS: list[tuple[str | None, re.Pattern]] = [
     ("desk_rejected", re.compile(rf"\bdesk[- ]?reject(?:ed|ions?)?(?:\s+{_SPAN})?", re.I)),
     (
@@ -245,8 +247,8 @@ _DECISION_PATTERNS: list[tuple[str | None, re.Pattern]] = [
             rf"\b(?:{_KIND}s\b|{_KIND}\s+(?:presentations?\b|{_SPAN})|{_AS}{_KIND}s?|{_GOT}{_KIND})\b", re.I
         ),
     ),
-    (None, re.compile(rf"\b{_FATE}(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+{_FATE}\b", re.I)),
 ]
+_FATES = re.compile(rf"\b{_FATE}(?:\s+{_SPAN})?|\b{_SPAN}\s+that\s+were\s+{_FATE}\b", re.I)
 # "not", "remove the", "excluding the", "that aren't": the decision that follows is one the user does not want
 _NEGATION = re.compile(
     r"\b(?:not|no|non|without|except|excluding|exclude|remove|drop|skip|minus|hide|ignore|filter\s+out|"
@@ -280,7 +282,7 @@ def decisions_said(
     spans: list[tuple[int, int]] = []
     want: list[str] = []
     drop: set[str] = set()
-    patterns = _DECISION_PATTERNS[: 3 if fates else 2] + ([(None, _BARE)] if bare else [])
+    patterns = _DECISION_PATTERNS + [(None, p) for p, on in ((_FATES, fates), (_BARE, bare)) if on]
     for cls, pat in patterns:
         for m in pat.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in spans):  # "desk rejected", "accepted as oral"
@@ -304,8 +306,7 @@ def decisions_said(
 
 
 def _said_class(m: re.Match) -> str:
-    word = next(g for g in m.groups() if g).lower()
-    return next(c for c in DECISION_WORDS if c[:5] == word[:5])  # "withdrew", "rejections"
+    return _decision_key(next(g for g in m.groups() if g))  # "withdrew": withdrawn
 
 
 def _classes(said) -> set[str]:

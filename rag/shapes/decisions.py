@@ -16,7 +16,7 @@ SOURCE = "(Decisions as the index records them from OpenReview, not from the abs
 
 
 def decision_line(paper) -> str:
-    """ "*Title* was accepted as an oral.", "*Title* was rejected."; what the index holds of one paper."""
+    """ "“Title” was accepted … as an oral.", "“Title” was rejected.": what the index holds of one paper."""
     c = decision_class(paper.decision)
     title = f"“{paper.label}”"
     if c in _AS:
@@ -37,7 +37,7 @@ def decision_answer(turn: Turn, hits: list[Hit]) -> Iterator:
     papers = [h.paper for h in hits]
     lines = [decision_line(p) for p in papers]
     lead = ""
-    if match and len(papers) == 1 and words(turn.reading.asked)[:1] and words(turn.reading.asked)[0] in AUX:
+    if match and len(papers) == 1 and set(words(turn.reading.asked)[:1]) & AUX:  # "was it …?", "did it …?"
         lead = "Yes: " if match(papers[0].decision) else "No: "
     elif match and len(papers) > 1:
         hit = [f"“{p.label}”" for p in papers if match(p.decision)]
